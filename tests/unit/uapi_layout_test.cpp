@@ -11,9 +11,9 @@ namespace {
 // Families that in-tree code of Linux 6.1 passes to sock_register(), or that
 // rtnetlink/sock_diag index by number (7 AF_BRIDGE, 28 AF_MPLS, 27 AF_IB
 // used by rdma_cm addresses). AF_BSP must collide with none of them.
-constexpr auto kTakenOn61 = std::to_array<int>({
-    1,  2,  3,  5,  6,  7,  8,  9,  10, 11, 15, 16, 17, 20, 21, 24, 26, 27, 28,
-    29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45});
+constexpr auto kTakenOn61 =
+    std::to_array<int>({1,  2,  3,  5,  6,  7,  8,  9,  10, 11, 15, 16, 17, 20, 21, 24, 26, 27,
+                        28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45});
 
 TEST(Uapi, FamilyIsRegistrableAndFree) {
     EXPECT_GT(AF_BSP, 0);

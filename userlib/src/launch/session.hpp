@@ -12,7 +12,7 @@
 namespace bsp::launch {
 
 class Session {
-public:
+  public:
     virtual ~Session() = default;
 
     // Joins the job described by the environment: started by bsprun (BSP_* variables,

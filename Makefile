@@ -1,0 +1,71 @@
+# AF_BSP top-level build. It orchestrates the real build systems:
+#   kernel/  kbuild against /lib/modules/<ver>/build of the Debian kernel the VM boots
+#   ebpf/    clang -target bpf + bpftool gen skeleton
+#   userlib/ tools/ tests/  CMake (superproject: tests/CMakeLists.txt)
+# See README.md for the quickstart and Documentation/testing.rst for `make check`.
+
+SHELL := /bin/bash
+JOBS ?= 2
+BUILD := $(CURDIR)/build
+# Kernel version of the VM: the newest /lib/modules/<ver> that has a build tree.
+KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
+	[ -d /lib/modules/$$v/build ] && echo $$v; done | sort -V | tail -n 1)
+export KVER
+
+CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+# Debian packages the project needs to build, test and benchmark (make deps).
+DEPS := build-essential cmake pkg-config git ca-certificates \
+	clang llvm lld libclang-rt-14-dev clang-format \
+	libgtest-dev libgmock-dev libbenchmark-dev \
+	libbpf-dev bpftool libelf-dev zlib1g-dev \
+	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \
+	qemu-system-x86 busybox-static kmod cpio xz-utils \
+	iproute2 iputils-ping ethtool iperf3 python3 \
+	openmpi-bin libopenmpi-dev
+
+.PHONY: all kernel ebpf user deps check check-style check-unit check-fuzz \
+	check-vm check-vm-selftest demo vm-shell clean help
+
+all: kernel ebpf user compile_commands.json
+
+help:
+	@echo "targets: all (default) kernel ebpf user deps check demo vm-shell clean"
+	@echo "check parts: check-style check-unit check-fuzz check-vm check-vm-selftest"
+
+kernel:
+	$(MAKE) -C kernel KVER=$(KVER)
+
+ebpf:
+	$(MAKE) -C ebpf O=$(BUILD)/ebpf
+
+$(BUILD)/default/CMakeCache.txt:
+	cmake -S tests -B $(BUILD)/default $(CMAKE_FLAGS)
+
+user: $(BUILD)/default/CMakeCache.txt ebpf
+	cmake --build $(BUILD)/default -j$(JOBS)
+
+compile_commands.json: user
+	ln -sf build/default/compile_commands.json $@
+
+deps:
+	@if [ "$$(id -u)" != 0 ]; then echo "make deps installs Debian packages: run it as root"; exit 1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS)
+
+# The whole suite: quality gates, unit tests under ASan/UBSan, bounded fuzzing,
+# VM integration cases and the harness self-test. Ends with "N passed, N failed".
+check: all
+	tests/check.sh all
+
+check-style check-unit check-fuzz check-vm check-vm-selftest: all
+	tests/check.sh $(patsubst check-%,%,$@)
+
+demo: all
+	tests/vm/run-vm --script tests/vm/demo/demo.sh
+
+vm-shell: all
+	tests/vm/run-vm --shell
+
+clean:
+	-$(MAKE) -C kernel clean
+	rm -rf $(BUILD) compile_commands.json

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Runs the test suite in stages and ends with one summary line "N passed, N failed".
+#   tests/check.sh all | style | unit | fuzz | vm | vm-selftest ...
+# Every stage runs even when an earlier one failed; the exit status is non-zero if
+# anything failed. See Documentation/testing.rst.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+build=$top/build
+jobs=${JOBS:-2}
+fuzz_seconds=${FUZZ_SECONDS:-30}
+ksrc_tar=/usr/src/linux-source-6.1.tar.xz
+
+total_pass=0
+total_fail=0
+summary=()
+
+record() { # stage passed failed
+	total_pass=$((total_pass + $2))
+	total_fail=$((total_fail + $3))
+	summary+=("$(printf '%-12s %4d passed, %4d failed' "$1" "$2" "$3")")
+}
+
+banner() { printf '\n======== %s ========\n' "$*"; }
+
+checkpatch_tool() {
+	local dir=$build/checkpatch
+	if [ ! -x "$dir/scripts/checkpatch.pl" ]; then
+		[ -f "$ksrc_tar" ] || { echo "missing $ksrc_tar (make deps installs linux-source-6.1)" >&2; return 1; }
+		mkdir -p "$dir"
+		tar -xJf "$ksrc_tar" -C "$dir" --strip-components=1 \
+			linux-source-6.1/scripts/checkpatch.pl \
+			linux-source-6.1/scripts/spelling.txt \
+			linux-source-6.1/scripts/const_structs.checkpatch || return 1
+	fi
+	echo "$dir/scripts/checkpatch.pl"
+}
+
+stage_style() {
+	local pass=0 fail=0 cp out f files
+
+	banner "style: checkpatch.pl --strict (linux-source-6.1) on kernel/"
+	if cp=$(checkpatch_tool); then
+		mapfile -t files < <(git ls-files 'kernel/*.c' 'kernel/*.h')
+		local bad=0
+		for f in "${files[@]}"; do
+			if ! out=$("$cp" --strict --no-tree --quiet --show-types -f "$f" 2>&1); then
+				echo "$out"
+				bad=1
+			fi
+		done
+		if [ $bad = 0 ]; then echo "checkpatch: ${#files[@]} files clean"; pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	else
+		fail=$((fail + 1))
+	fi
+
+	banner "style: sparse (make C=2) and W=1 on kernel/"
+	out=$(make -s -C kernel clean >/dev/null 2>&1; make -C kernel C=2 W=1 2>&1)
+	local rc=$?
+	local warn
+	warn=$(grep -E 'warning:|error:' <<<"$out" | grep -v 'Skipping BTF generation')
+	if [ $rc -eq 0 ] && [ -z "$warn" ]; then
+		echo "sparse and W=1: clean"; pass=$((pass + 1))
+	else
+		echo "$out" | tail -n 40; fail=$((fail + 1))
+	fi
+
+	banner "style: clang-format --dry-run --Werror on C++"
+	mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cc' 'userlib/include/*.h')
+	if [ ${#files[@]} -eq 0 ] || clang-format --dry-run --Werror "${files[@]}"; then
+		echo "clang-format: ${#files[@]} files clean"; pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+	record style $pass $fail
+}
+
+# ctest_counts OUTPUT -> "passed failed"
+ctest_counts() {
+	local line tot failed
+	line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' <<<"$1" | tail -n 1)
+	if [ -z "$line" ]; then echo "0 1"; return; fi
+	failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+	tot=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+	echo "$((tot - failed)) $failed"
+}
+
+stage_unit() {
+	banner "unit: GoogleTest suites under ASan + UBSan"
+	local out counts
+	if ! cmake -S tests -B "$build/asan" -DCMAKE_BUILD_TYPE=Debug \
+		-DBSP_SANITIZE=address,undefined >/dev/null ||
+		! cmake --build "$build/asan" -j"$jobs"; then
+		record unit 0 1
+		return
+	fi
+	out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --test-dir "$build/asan" --output-on-failure -j"$jobs" --timeout 300 2>&1)
+	echo "$out" | grep -vE '^ +[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' | tail -n 200
+	counts=$(ctest_counts "$out")
+	record unit ${counts% *} ${counts#* }
+}
+
+stage_fuzz() {
+	banner "fuzz: libFuzzer targets, ${fuzz_seconds}s each"
+	local pass=0 fail=0 f name
+	if ! CC=clang CXX=clang++ cmake -S tests -B "$build/fuzz" -DBSP_FUZZ=ON \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
+		! cmake --build "$build/fuzz" -j"$jobs"; then
+		record fuzz 0 1
+		return
+	fi
+	mapfile -t fuzzers < <(find "$build/fuzz" -type f -executable -name 'fuzz_*' | sort)
+	for f in "${fuzzers[@]}"; do
+		name=$(basename "$f")
+		mkdir -p "$build/fuzz/corpus/$name"
+		local seeds=$top/tests/fuzz/corpus/$name
+		[ -d "$seeds" ] || seeds=
+		if "$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+			-print_final_stats=1 "$build/fuzz/corpus/$name" $seeds >"$build/fuzz/$name.log" 2>&1; then
+			echo "$name: clean ($(grep -E '^stat::number_of_executed_units' "$build/fuzz/$name.log" | awk '{print $2}') runs)"
+			pass=$((pass + 1))
+		else
+			tail -n 60 "$build/fuzz/$name.log"
+			echo "$name: FAILED"
+			fail=$((fail + 1))
+		fi
+	done
+	[ ${#fuzzers[@]} -gt 0 ] || echo "no fuzz targets built"
+	record fuzz $pass $fail
+}
+
+stage_vm() {
+	banner "vm: QEMU integration cases (tests/vm/run-vm)"
+	local out line p f rc
+	mkdir -p "$build"
+	tests/vm/run-vm 2>&1 | tee "$build/vm-check.log"
+	rc=${PIPESTATUS[0]}
+	out=$(cat "$build/vm-check.log")
+	line=$(grep -E '^([A-Za-z-]+: *)?[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
+	p=0
+	f=1
+	if [ -n "$line" ]; then
+		p=$(sed -E 's/^[^0-9]*([0-9]+) passed.*/\1/' <<<"$line")
+		f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+	fi
+	# A run that failed as a whole (kernel splat, boot failure, overall timeout)
+	# counts as a failure even if every case passed.
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	record vm "$p" "$f"
+}
+
+stage_vm_selftest() {
+	banner "vm-selftest: the harness must report a kernel splat as failure"
+	if tests/vm/selftest.sh; then record vm-selftest 1 0; else record vm-selftest 0 1; fi
+}
+
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=(all)
+if [ "${stages[0]}" = all ]; then stages=(style unit fuzz vm vm-selftest); fi
+for s in "${stages[@]}"; do
+	case $s in
+	style | unit | fuzz | vm) "stage_$s" ;;
+	vm-selftest) stage_vm_selftest ;;
+	*) echo "unknown stage: $s" >&2; exit 2 ;;
+	esac
+done
+
+banner summary
+printf '%s\n' "${summary[@]}"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
