@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bspe.h - public API of the AF_BSP protocol engine ("bspe").
+ *
+ * The engine is a sans-I/O state machine in plain C shared by the kernel
+ * module and the user-space UDP transport. Documentation/protocol.rst
+ * specifies the protocol; this header specifies how a transport drives it.
+ *
+ * Model
+ * -----
+ * One engine instance (struct bspe_ep) is one endpoint: one AF_BSP socket
+ * (or one user-space UDP endpoint) identified by (node, port). It holds a
+ * bounded table of channels; a channel is the state for one remote endpoint
+ * (remote node, remote port) in both directions: outgoing messages with
+ * their packets, incoming reassembly, and per rail a sequence space in each
+ * direction. Rail liveness is kept per remote node inside the endpoint and
+ * fed by the caller (hellos) and by the engine itself (repeated timeouts).
+ *
+ * Concurrency: the engine has no locks. The caller serialises every call on
+ * one endpoint (kernel: the socket's lock, taken in process, softirq and
+ * timer context alike). Callbacks run synchronously inside the calls, with
+ * that serialisation held: they must not call back into the same endpoint
+ * and must not sleep (queue work instead).
+ *
+ * Memory: the engine never allocates. The caller obtains the size of the
+ * state for a configuration with bspe_mem_size(), provides that much
+ * zero-initialisable memory (kernel: kvzalloc) to bspe_init(), and frees it
+ * after bspe_fini(). Every window and table is bounded by the configuration;
+ * input beyond them is refused and counted by reason.
+ *
+ * Payload bytes never pass through the engine on transmit: a message stays
+ * owned by the caller (an opaque cookie) and the engine asks the caller to
+ * transmit "this header + bytes [off, off + len) of message cookie". On
+ * receive the engine validates the packet and, if it accepts the fragment,
+ * asks the caller to place the payload bytes at an offset of the message
+ * being reassembled in a slot (rx_data); when a message is complete and in
+ * order it is delivered (deliver). Time is a u64 nanosecond clock passed in
+ * by the caller with every event; it must not go backwards.
+ */
+#ifndef _BSPE_H
+#define _BSPE_H
+
+#include "bspe_shim.h"
+#include "bspe_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BSPE_MAX_RAILS		8
+#define BSPE_MAX_WND		4096	/* largest snd_wnd / rcv_wnd */
+#define BSPE_MAX_MSG_WND	256	/* largest msg_wnd */
+#define BSPE_MAX_FRAGS		65536	/* largest fragments per message */
+
+/* bspe_cfg.flags */
+#define BSPE_CFG_CSUM		0x01	/* set BSPE_F_CSUM on every packet sent */
+#define BSPE_CFG_REQUIRE_CSUM	0x02	/* drop received packets without checksum */
+#define BSPE_CFG_AUTO_OPEN	0x04	/* open a channel for unknown senders */
+
+/*
+ * struct bspe_cfg - configuration of one endpoint. Fill with
+ * bspe_cfg_default() and override. Windows need not be powers of two.
+ *
+ * @node, @port:	this endpoint's address.
+ * @nrails:		rails of this node (1..BSPE_MAX_RAILS); rail r of every
+ *			node is on the same network.
+ * @flags:		BSPE_CFG_*.
+ * @max_chans:		channel table size (remote endpoints).
+ * @frag_size:		payload bytes per DATA packet (MTU - BSPE_HDR_LEN).
+ * @snd_wnd:		per (channel, rail) send ring: packets outstanding.
+ * @rcv_wnd:		per (channel, rail) receive window in sequence numbers.
+ * @msg_wnd:		messages in flight per channel and direction (send
+ *			queue and reassembly slots); must not exceed the peer's.
+ * @max_msg:		largest message in bytes (<= BSPE_MAX_FRAGS fragments).
+ * @sndbuf_pkts:	packets outstanding over the whole endpoint.
+ * @rcvbuf:		bytes of reassembly + delivered-not-consumed messages.
+ * @nprocs:		p of the n/(2p) explicit-ack rule (processes in group).
+ * @rtt_init_ns:	initial round-trip estimate.
+ * @rtt_min_ns, @rtt_max_ns: clamp of the estimate.
+ * @rto_min_ns:		floor of the conservative sender timeout.
+ * @prod_max_ns:	cap of the exponential prod back-off.
+ * @ack_delay_ns:	delay of a due explicit ack, to let it be piggybacked.
+ * @unreach_ns:		with no live rail to a node for this long, its messages
+ *			fail with -EHOSTUNREACH.
+ * @stripe_min:		a message is striped over L live rails if its length is
+ *			at least L * stripe_min bytes (0: frag_size).
+ * @rail_fail_probes:	unanswered timeout probes on a rail before the engine
+ *			declares that rail dead for the peer node.
+ */
+struct bspe_cfg {
+	u32	node;
+	u16	port;
+	u8	nrails;
+	u8	flags;
+	u16	max_chans;
+	u16	frag_size;
+	u16	snd_wnd;
+	u16	rcv_wnd;
+	u16	msg_wnd;
+	u8	rail_fail_probes;
+	u8	reserved;
+	u32	max_msg;
+	u32	sndbuf_pkts;
+	u32	rcvbuf;
+	u32	nprocs;
+	u32	stripe_min;
+	u64	rtt_init_ns;
+	u64	rtt_min_ns;
+	u64	rtt_max_ns;
+	u64	rto_min_ns;
+	u64	prod_max_ns;
+	u64	ack_delay_ns;
+	u64	unreach_ns;
+};
+
+/* Reasons a received packet (or part of it) is refused; index of drops[]. */
+enum bspe_drop {
+	BSPE_DROP_TRUNCATED,	/* shorter than header or header+payload_len */
+	BSPE_DROP_VERSION,	/* unknown version */
+	BSPE_DROP_TYPE,		/* unknown type, or HELLO handed to bspe_rx */
+	BSPE_DROP_FLAGS,	/* undefined flags set */
+	BSPE_DROP_CSUM,		/* checksum wrong (or missing when required) */
+	BSPE_DROP_ADDR,		/* dst node/port not this endpoint */
+	BSPE_DROP_RAIL,		/* rail or ack_rail >= nrails */
+	BSPE_DROP_NOCHAN,	/* unknown sender and no channel available */
+	BSPE_DROP_MALFORMED,	/* inconsistent fields (frag/len/unit/seq/base) */
+	BSPE_DROP_TOOBIG,	/* msg_len > max_msg */
+	BSPE_DROP_EPOCH,	/* epoch more than one ahead of ours */
+	BSPE_DROP_SEQ_WINDOW,	/* seq beyond the rail receive window */
+	BSPE_DROP_MSG_WINDOW,	/* msg_id beyond the reassembly window */
+	BSPE_DROP_NOBUFS,	/* rcvbuf exhausted: only next expected accepted */
+	BSPE_DROP_NOMEM,	/* caller's rx_data refused the fragment */
+	BSPE_DROP_DUP,		/* duplicate (already received) */
+	BSPE_DROP_MAX,
+};
+
+/*
+ * struct bspe_stats - counters, per (channel, rail), summed by
+ * bspe_stats_get(). "pkt" counts packets; every DATA packet sent is counted
+ * once in data_tx and, if it is a retransmission, once more in exactly one
+ * retx_* cause.
+ */
+struct bspe_stats {
+	u64	data_tx;		/* DATA packets sent (incl. retx) */
+	u64	data_rx;		/* DATA packets accepted (new fragment) */
+	u64	bytes_tx;		/* payload bytes sent */
+	u64	bytes_rx;		/* payload bytes accepted */
+	u64	retx_hole;		/* resent: hole learned from ack/eoh */
+	u64	retx_prod;		/* resent: answering a prod */
+	u64	retx_timeout;		/* resent: after a sender timeout probe */
+	u64	retx_failover;		/* resent on another rail (rail died) */
+	u64	spurious_rx;		/* retransmission received twice */
+	u64	dup_rx;			/* duplicate DATA received */
+	u64	acks_tx;		/* explicit ACK packets sent */
+	u64	acks_rx;		/* explicit ACK packets received */
+	u64	ackreq_tx;		/* DATA sent with BSPE_F_ACKREQ */
+	u64	acked_piggy;		/* sent packets freed by ack fields */
+	u64	acked_implicit;		/* sent packets freed by the epoch rule */
+	u64	prods_tx;		/* PROD packets sent */
+	u64	prods_rx;		/* PROD packets received */
+	u64	prods_early;		/* prod answered without data: back-off */
+	u64	probes_tx;		/* sender timeout probes sent */
+	u64	timeouts;		/* sender timeouts fired */
+	u64	rail_down;		/* rail declared dead (by caller or engine) */
+	u64	rail_up;		/* rail declared alive again */
+	u64	msgs_tx;		/* messages completed (sender) */
+	u64	msgs_rx;		/* messages delivered (receiver) */
+	u64	msgs_failed;		/* messages completed with an error */
+	u64	drops[BSPE_DROP_MAX];	/* refused input by reason */
+};
+
+/*
+ * struct bspe_xmit - "transmit this packet". The header is complete except
+ * the checksum: if hdr has BSPE_F_CSUM the caller calls bspe_csum_fill()
+ * over the header and payload before sending.
+ *
+ * @hdr:	BSPE_HDR_LEN header bytes, ready for the wire.
+ * @node:	destination node (map to the MAC/IP of its NIC on @rail).
+ * @rail:	rail to send on.
+ * @msg:	sender's message cookie (NULL for ACK/PROD).
+ * @off, @len:	payload: bytes [off, off + len) of @msg.
+ */
+struct bspe_xmit {
+	u8	hdr[BSPE_HDR_LEN];
+	u32	node;
+	u8	rail;
+	void	*msg;
+	u32	off;
+	u32	len;
+};
+
+/*
+ * struct bspe_rx_frag - "place these payload bytes". The engine accepted a
+ * new fragment of the message being reassembled in (@chan, @slot).
+ *
+ * @chan, @chan_cookie:	channel index and the caller's cookie for it.
+ * @slot:	reassembly slot (0..msg_wnd-1) of the message.
+ * @first:	1 if this is the first fragment accepted for this message in
+ *		this slot: the caller allocates @msg_len bytes for it now.
+ * @msg_id, @msg_len:	message number and total length.
+ * @off:	offset of the payload in the message.
+ * @data, @len:	payload inside the packet passed to bspe_rx().
+ * @flags:	header flags (BSPE_F_SYNC tells barrier traffic).
+ */
+struct bspe_rx_frag {
+	int		chan;
+	void		*chan_cookie;
+	u32		slot;
+	int		first;
+	u32		msg_id;
+	u32		msg_len;
+	u32		off;
+	const void	*data;
+	u32		len;
+	u16		flags;
+};
+
+/*
+ * struct bspe_delivery - a complete message, delivered once, in order per
+ * channel. The caller takes the slot's buffer (it may reuse the slot after
+ * return) and reports with bspe_rx_consumed() when the reader consumed it.
+ */
+struct bspe_delivery {
+	int	chan;
+	void	*chan_cookie;
+	u32	node;
+	u16	port;
+	u32	slot;
+	u32	msg_id;
+	u32	msg_len;
+	u16	flags;		/* BSPE_F_SYNC if barrier traffic */
+};
+
+/*
+ * struct bspe_ops - actions out. All callbacks are mandatory except
+ * rail_event and rx_abort.
+ *
+ * @xmit:	transmit a packet (may drop it: loss is recovered).
+ * @rx_data:	place a fragment; return 0, or a negative errno to refuse it
+ *		(counted as BSPE_DROP_NOMEM; the sender will resend).
+ * @deliver:	hand a complete message to the reader.
+ * @rx_abort:	a partially reassembled message in (@chan, @slot) is
+ *		discarded (channel closed/reset): free its buffer.
+ * @complete:	message @msg is settled: @status 0 (acknowledged, the caller
+ *		may free it) or a negative errno (-EHOSTUNREACH, -ECONNRESET).
+ *		Reported exactly once per message accepted by bspe_send().
+ * @timer:	(re)arm the endpoint's single timer for absolute time @when;
+ *		a later arm replaces an earlier one. Call bspe_timer() then.
+ * @rail_event:	the engine declared rail @rail of @node dead (@up 0) on
+ *		its own evidence, or observed it alive again (@up 1).
+ */
+struct bspe_ops {
+	void	(*xmit)(void *ctx, const struct bspe_xmit *x);
+	int	(*rx_data)(void *ctx, const struct bspe_rx_frag *f);
+	void	(*deliver)(void *ctx, const struct bspe_delivery *d);
+	void	(*rx_abort)(void *ctx, int chan, u32 slot);
+	void	(*complete)(void *ctx, void *msg, int status);
+	void	(*timer)(void *ctx, u64 when);
+	void	(*rail_event)(void *ctx, u32 node, u8 rail, int up);
+};
+
+struct bspe_ep;
+
+/* Fills @cfg with defaults (1 rail, 1444-byte fragments, 1 ms RTT, ...). */
+void bspe_cfg_default(struct bspe_cfg *cfg);
+
+/* Returns 0 if @cfg is usable, else -EINVAL. */
+int bspe_cfg_check(const struct bspe_cfg *cfg);
+
+/* Bytes of memory an endpoint with @cfg needs (0 if @cfg is invalid). */
+size_t bspe_mem_size(const struct bspe_cfg *cfg);
+
+/*
+ * Initialises an endpoint in @mem (@size >= bspe_mem_size(cfg), alignment
+ * of at least 8). The engine keeps @ops and @ctx. Returns the endpoint or
+ * NULL if @cfg is invalid or @size too small.
+ */
+struct bspe_ep *bspe_init(void *mem, size_t size, const struct bspe_cfg *cfg,
+			  const struct bspe_ops *ops, void *ctx);
+
+/*
+ * Tears down: every message not yet settled is completed with
+ * -ECONNRESET, every partial reassembly aborted. The memory is the
+ * caller's again afterwards.
+ */
+void bspe_fini(struct bspe_ep *ep);
+
+/* Current configuration (read-only view). */
+const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep);
+
+/* bspe_chan_open() flags */
+#define BSPE_CHAN_GROUP		0x01	/* remote endpoint is a group member */
+
+/*
+ * Opens the channel to (@node, @port) (or returns the existing one, updating
+ * its flags and cookie). Returns the channel index >= 0, -ENOSPC if the
+ * table is full, -EINVAL for our own address.
+ */
+int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
+		   void *cookie);
+
+/* Index of the channel to (@node, @port) or -ENOENT. */
+int bspe_chan_find(const struct bspe_ep *ep, u32 node, u16 port);
+
+/*
+ * Closes a channel: pending messages complete with -ECONNRESET, partial
+ * reassemblies are aborted, the slot becomes free. Returns 0 or -EINVAL.
+ */
+int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
+
+/* bspe_send() flags */
+#define BSPE_SEND_LAST		0x01	/* last message to this peer in superstep */
+#define BSPE_SEND_SYNC		0x02	/* barrier traffic (no implicit ack) */
+
+/*
+ * Submits a message of @len bytes (0 allowed) on @chan; @msg is the caller's
+ * cookie for its bytes, passed back in xmit and complete. Returns 0 (the
+ * message will be completed exactly once), -EAGAIN (msg_wnd messages already
+ * queued on the channel), -EMSGSIZE (len > max_msg), -EINVAL (bad channel
+ * or flags), -EHOSTUNREACH (no live rail to the node for unreach_ns).
+ */
+int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
+	      u64 now);
+
+/*
+ * A packet of @len bytes (starting with struct bspe_hdr, payload following
+ * contiguously) arrived on @rail. Returns 0 if it was used (even partly, e.g.
+ * only its acknowledgment fields) or a negative errno when it was refused
+ * entirely (-EBADMSG malformed, -EPROTONOSUPPORT version, -ENOBUFS windows or
+ * buffers, -EALREADY duplicate, -ENOENT no channel); every refusal is
+ * counted in drops[]. Invalid input never changes engine state.
+ */
+int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now);
+
+/* The timer armed through ops->timer fired (early or late calls are fine). */
+void bspe_timer(struct bspe_ep *ep, u64 now);
+
+/*
+ * The user's barrier of superstep @epoch has completed (every process has
+ * received all data of superstep @epoch - 1). Packets sent from now on
+ * carry @epoch. Epochs only grow; a smaller or equal @epoch is ignored.
+ */
+void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now);
+
+/* The reader consumed @bytes of delivered messages (frees rcvbuf). */
+void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now);
+
+/*
+ * Rail @rail to @node is up (@up 1) or down (@up 0), as the rail layer
+ * decided (hellos, carrier). Down: packets outstanding on it are resent on
+ * live rails. Up: the rail is used again for new packets.
+ */
+void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now);
+
+/*
+ * The messaging layer expects @nmsgs more messages on @chan in this
+ * superstep (from its total exchange of counts). Until they arrived the
+ * engine prods the sender when nothing arrives for a round trip, instead of
+ * leaving recovery to the sender's timeout. Returns 0 or -EINVAL.
+ */
+int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now);
+
+/* Sets p of the n/(2p) rule (number of processes in the group), >= 1. */
+void bspe_set_nprocs(struct bspe_ep *ep, u32 nprocs);
+
+/* Limits the endpoint's transmit rate in bytes/s (0 = unlimited). */
+void bspe_set_pacing(struct bspe_ep *ep, u64 bytes_per_sec, u64 now);
+
+/*
+ * Sums counters into @out: @chan -1 = all channels (plus endpoint-level
+ * drops that belong to no channel), @rail -1 = all rails.
+ */
+void bspe_stats_get(const struct bspe_ep *ep, int chan, int rail,
+		    struct bspe_stats *out);
+
+/* Current smoothed round-trip estimate for @chan in ns. */
+u64 bspe_chan_rtt(const struct bspe_ep *ep, int chan);
+
+/* Number of live rails to @node as the endpoint sees them. */
+u32 bspe_live_rails(const struct bspe_ep *ep, u32 node);
+
+/* Name of a drop reason, for /proc and tools ("truncated", ...). */
+const char *bspe_drop_name(enum bspe_drop reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _BSPE_H */

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bspe_wire.h - AF_BSP wire format, version 1 (Documentation/protocol.rst).
+ *
+ * Every AF_BSP packet starts with the same 4 bytes (version, type, flags).
+ * Data and control packets (DATA, ACK, PROD) carry the 56-byte struct
+ * bspe_hdr; discovery packets (HELLO) carry the 32-byte struct bspe_hello.
+ * All multi-byte fields are big-endian. Over Ethernet the packet follows a
+ * 14-byte Ethernet header with EtherType ETH_P_BSP (0x88B5); over UDP it is
+ * the whole UDP payload.
+ */
+#ifndef _BSPE_WIRE_H
+#define _BSPE_WIRE_H
+
+#include "bspe_shim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BSPE_VERSION		1
+
+/* Packet types (bspe_hdr.type, bspe_hello.type). */
+enum bspe_type {
+	BSPE_T_DATA	= 1,	/* sequenced: carries one message fragment */
+	BSPE_T_ACK	= 2,	/* unsequenced: explicit acknowledgment */
+	BSPE_T_PROD	= 3,	/* unsequenced: receiver prods the sender */
+	BSPE_T_HELLO	= 4,	/* discovery and per-rail liveness */
+	BSPE_T_MAX	= 4,
+};
+
+/* Header flags (bspe_hdr.flags). */
+#define BSPE_F_ACKREQ	0x0001	/* sender requests an explicit acknowledgment */
+#define BSPE_F_LAST	0x0002	/* last packet to this destination in the superstep */
+#define BSPE_F_RETX	0x0004	/* retransmission (any cause) */
+#define BSPE_F_FAILOVER	0x0008	/* resent on another rail after a rail failure */
+#define BSPE_F_SYNC	0x0010	/* barrier traffic: never acknowledged implicitly */
+#define BSPE_F_CSUM	0x0020	/* csum is valid and must be verified */
+#define BSPE_F_PROBE	0x0040	/* ACK sent by a sender timeout: answer regardless of n/(2p) */
+#define BSPE_F_REPLY	0x0080	/* ACK answering a PROD or PROBE */
+#define BSPE_F_ALL	0x00ff	/* every defined flag; others must be zero */
+
+/*
+ * struct bspe_hdr - header of DATA, ACK and PROD packets (56 bytes).
+ *
+ * @version:	BSPE_VERSION.
+ * @type:	enum bspe_type (DATA, ACK or PROD).
+ * @flags:	BSPE_F_*.
+ * @src_node:	sending node id.
+ * @dst_node:	receiving node id.
+ * @src_port:	sending endpoint (socket) port on @src_node.
+ * @dst_port:	receiving endpoint port on @dst_node.
+ * @rail:	rail index the packet is sent on; @seq and @base refer to the
+ *		sender's sequence space of (channel, @rail).
+ * @ack_rail:	rail whose reverse-direction sequence space @ack and @eoh
+ *		describe (piggybacked acknowledgment may be for any rail).
+ * @csum:	Internet checksum over header (with @csum zero) and payload,
+ *		valid only if BSPE_F_CSUM.
+ * @seq:	DATA: sequence number of this packet in (channel, @rail).
+ *		ACK/PROD: the sender's next sequence number on @rail
+ *		(lets the peer detect tail loss); unsequenced themselves.
+ * @base:	lowest sequence number on @rail the sender still holds; the
+ *		receiver treats everything below as settled (acknowledged,
+ *		implicitly acknowledged or moved to another rail).
+ * @ack:	cumulative acknowledgment for (channel, @ack_rail) in the
+ *		reverse direction: next sequence number expected, every packet
+ *		below it was received.
+ * @eoh:	end of the first hole: first received sequence number after
+ *		@ack. The hole is [@ack, @eoh); @eoh == @ack means no hole known.
+ * @epoch:	superstep epoch of the sender: the number of the last barrier
+ *		whose completion the sender's user has reported.
+ * @msg_id:	DATA: per (source, destination) endpoint pair message number.
+ * @msg_len:	DATA: total message length in bytes.
+ * @frag_off:	DATA: byte offset of this fragment in the message; a multiple
+ *		of @frag_unit.
+ * @frag_unit:	DATA: fragment size the sender cuts this message into; every
+ *		fragment but the last of a message is exactly this long.
+ * @payload_len: DATA: payload bytes following the header; zero for ACK/PROD.
+ */
+struct bspe_hdr {
+	u8	version;
+	u8	type;
+	__be16	flags;
+	__be32	src_node;
+	__be32	dst_node;
+	__be16	src_port;
+	__be16	dst_port;
+	u8	rail;
+	u8	ack_rail;
+	__sum16	csum;
+	__be32	seq;
+	__be32	base;
+	__be32	ack;
+	__be32	eoh;
+	__be32	epoch;
+	__be32	msg_id;
+	__be32	msg_len;
+	__be32	frag_off;
+	__be16	frag_unit;
+	__be16	payload_len;
+};
+
+#define BSPE_HDR_LEN	56
+bspe_static_assert(sizeof(struct bspe_hdr) == BSPE_HDR_LEN,
+		   "bspe_hdr is 56 bytes on the wire");
+
+/* Hello capability bits (bspe_hello.caps). */
+#define BSPE_CAP_CSUM	0x00000001	/* sender can verify checksums */
+#define BSPE_CAP_XDP	0x00000002	/* rail has the XDP fast path loaded */
+
+/*
+ * struct bspe_hello - discovery / liveness frame (32 bytes), sent
+ * periodically by the rail layer on every rail, to the broadcast address.
+ *
+ * @version:	BSPE_VERSION.
+ * @type:	BSPE_T_HELLO.
+ * @flags:	0 (reserved, must be zero).
+ * @cluster_id:	cluster (network) id; hellos of other clusters are ignored.
+ * @node_id:	sending node id.
+ * @rail:	rail index of the sending NIC.
+ * @nrails:	number of rails the sending node has.
+ * @mtu:	largest AF_BSP packet (header + payload) the sender accepts on
+ *		this rail.
+ * @caps:	BSPE_CAP_*.
+ * @incarnation: changes whenever the sender's node state is reset (module
+ *		reload); peers reset their channels to it when it changes.
+ * @hello_seq:	increments with every hello sent on this rail.
+ * @interval_ms: the sender's hello period; peers declare the rail dead after
+ *		missing several periods.
+ * @reserved:	zero.
+ */
+struct bspe_hello {
+	u8	version;
+	u8	type;
+	__be16	flags;
+	__be32	cluster_id;
+	__be32	node_id;
+	u8	rail;
+	u8	nrails;
+	__be16	mtu;
+	__be32	caps;
+	__be32	incarnation;
+	__be32	hello_seq;
+	__be16	interval_ms;
+	__be16	reserved;
+};
+
+#define BSPE_HELLO_LEN	32
+bspe_static_assert(sizeof(struct bspe_hello) == BSPE_HELLO_LEN,
+		   "bspe_hello is 32 bytes on the wire");
+
+/* Decoded hello (host byte order). */
+struct bspe_hello_info {
+	u32	cluster_id;
+	u32	node_id;
+	u8	rail;
+	u8	nrails;
+	u16	mtu;
+	u32	caps;
+	u32	incarnation;
+	u32	hello_seq;
+	u16	interval_ms;
+};
+
+/* Encodes @hi into @out (BSPE_HELLO_LEN bytes). */
+void bspe_hello_build(void *out, const struct bspe_hello_info *hi);
+
+/*
+ * Decodes and validates a hello of @len bytes; returns 0 or -EBADMSG
+ * (truncated, wrong version, type, flags or reserved bits) or
+ * -EPROTONOSUPPORT (version).
+ */
+int bspe_hello_parse(const void *pkt, u32 len, struct bspe_hello_info *hi);
+
+/*
+ * Returns the packet type of a received AF_BSP packet of @len bytes
+ * (after the Ethernet/UDP header) or a negative errno if it is too short
+ * or of another version; lets the rail layer dispatch HELLO vs the rest.
+ */
+int bspe_pkt_type(const void *pkt, u32 len);
+
+/*
+ * Computes the checksum of a DATA/ACK/PROD packet whose header is at @hdr
+ * and payload (@payload_len bytes, may be NULL if zero) at @payload, and
+ * stores it in hdr->csum. The engine sets BSPE_F_CSUM in headers it builds
+ * when checksums are enabled; the transmitting caller then calls this just
+ * before sending (the engine never touches payload bytes on transmit).
+ */
+void bspe_csum_fill(void *hdr, const void *payload, u32 payload_len);
+
+/* Returns true if the checksum of the contiguous packet @pkt/@len holds. */
+int bspe_csum_ok(const void *pkt, u32 len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _BSPE_WIRE_H */
