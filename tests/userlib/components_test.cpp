@@ -1,0 +1,153 @@
+// Building blocks of the messaging layer: schedules, pacing, repackaging, codec.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "messages.hpp"
+#include "pacing.hpp"
+#include "registry.hpp"
+#include "runtime_config.hpp"
+#include "schedule.hpp"
+
+using namespace bsp::rt;
+
+TEST(Schedule, LatinSquareIsALatinSquare) {
+    for (int p = 1; p <= 9; ++p) {
+        for (int t = 0; t < p - 1; ++t) {
+            std::set<int> column;
+            for (int i = 0; i < p; ++i)
+                column.insert(
+                    destination_order(Schedule::LatinSquare, i, p, 0)[static_cast<std::size_t>(t)]);
+            EXPECT_EQ(column.size(), static_cast<std::size_t>(p)) << "p=" << p << " t=" << t;
+        }
+    }
+    EXPECT_EQ(destination_order(Schedule::LatinSquare, 2, 4, 0), (std::vector<int>{3, 0, 1}));
+    EXPECT_EQ(destination_order(Schedule::PidOrder, 2, 4, 0), (std::vector<int>{0, 1, 3}));
+}
+
+TEST(Schedule, RandomIsAPermutationReproducibleAndVariesBySuperstep) {
+    auto a = destination_order(Schedule::Random, 3, 16, 5, 42);
+    auto b = destination_order(Schedule::Random, 3, 16, 5, 42);
+    auto c = destination_order(Schedule::Random, 3, 16, 6, 42);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+    std::sort(a.begin(), a.end());
+    std::vector<int> all;
+    for (int j = 0; j < 16; ++j)
+        if (j != 3)
+            all.push_back(j);
+    EXPECT_EQ(a, all);
+}
+
+TEST(Schedule, ParseNames) {
+    EXPECT_EQ(parse_schedule("latin"), Schedule::LatinSquare);
+    EXPECT_EQ(parse_schedule("random"), Schedule::Random);
+    EXPECT_EQ(parse_schedule("pid"), Schedule::PidOrder);
+    EXPECT_EQ(parse_schedule("fastest"), std::nullopt);
+}
+
+TEST(Pacing, RateFromFanInAndSchedule) {
+    BitMatrix m(8);  // total exchange
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 8; ++j)
+            if (i != j)
+                m.set(i, j);
+    EXPECT_EQ(expected_concurrent_senders(m, 0, Schedule::LatinSquare), 1);
+    EXPECT_EQ(expected_concurrent_senders(m, 0, Schedule::PidOrder), 7);
+    EXPECT_EQ(expected_concurrent_senders(m, 0, Schedule::Random), 1);
+    EXPECT_EQ(pacing_rate(m, 3, Schedule::LatinSquare, 1000000000), 950000000u);
+    EXPECT_EQ(pacing_rate(m, 3, Schedule::PidOrder, 700000000), 95000000u);
+    EXPECT_EQ(pacing_rate(m, 3, Schedule::LatinSquare, 0), 0u);
+}
+
+TEST(Repackaging, UnitsRespectSizeAndRecordsReassemble) {
+    UnitPacker packer(9, 200);
+    std::vector<std::byte> big(1000);
+    for (std::size_t i = 0; i < big.size(); ++i)
+        big[i] = static_cast<std::byte>(i);
+    std::vector<std::byte> small{std::byte{1}, std::byte{2}};
+    packer.add(RecordKind::Put, 3, 16, small);
+    packer.add(RecordKind::Send, 0, 0, big);
+    packer.add(RecordKind::Send, 0, 0, {});
+    auto units = packer.finish();
+    std::vector<std::byte> reassembled;
+    int records = 0, empties = 0;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        EXPECT_LE(units[u].size(), 200u);
+        Reader r(units[u]);
+        MsgHeader h = read_header(r);
+        EXPECT_EQ(h.type, MsgType::Data);
+        EXPECT_EQ(h.superstep, 9u);
+        EXPECT_EQ(h.aux, u);
+        EXPECT_EQ(read_unit_info(r).count, units.size());
+        while (auto rec = next_record(r)) {
+            ++records;
+            if (rec->kind == RecordKind::Send && rec->total == 1000) {
+                EXPECT_EQ(rec->chunk_off, reassembled.size());
+                reassembled.insert(reassembled.end(), rec->chunk.begin(), rec->chunk.end());
+            }
+            if (rec->kind == RecordKind::Send && rec->total == 0)
+                ++empties;
+        }
+    }
+    EXPECT_EQ(reassembled, big);
+    EXPECT_EQ(empties, 1);
+    // 200-byte units carry 200 - 21 header bytes; each record chunk costs 25 header bytes.
+    EXPECT_EQ(units.size(), 7u);
+    EXPECT_EQ(records, 9);
+}
+
+TEST(Codec, TruncatedMessagesAreRejected) {
+    std::vector<std::optional<Contribution>> known(3);
+    Contribution c;
+    c.row = {0, 1, 1};
+    c.ops.push_sizes = {4, 8};
+    known[1] = c;
+    auto msg = encode_barrier(2, 1, known);
+    for (std::size_t cut = 0; cut < msg.size(); ++cut) {
+        std::vector<std::optional<Contribution>> k2(3);
+        Reader r(std::span<const std::byte>(msg).first(cut));
+        EXPECT_THROW(
+            {
+                read_header(r);
+                decode_barrier(r, k2);
+            },
+            ProtocolError)
+            << cut;
+    }
+    std::vector<std::optional<Contribution>> k3(3);
+    Reader r(msg);
+    read_header(r);
+    decode_barrier(r, k3);
+    ASSERT_TRUE(k3[1].has_value());
+    EXPECT_EQ(*k3[1], c);
+}
+
+TEST(Config, Quantities) {
+    EXPECT_EQ(parse_quantity("125M"), 125000000u);
+    EXPECT_EQ(parse_quantity("10k"), 10000u);
+    EXPECT_EQ(parse_quantity("1.5G"), 1500000000u);
+    EXPECT_EQ(parse_quantity("12"), 12u);
+    EXPECT_EQ(parse_quantity("12x"), std::nullopt);
+    EXPECT_EQ(parse_quantity(""), std::nullopt);
+}
+
+TEST(Registry, SlotsReusedLowestFirstIdenticallyEverywhere) {
+    Registry r;
+    int a = 0, b = 0, c = 0;
+    r.push(&a, 4);
+    r.push(&b, 4);
+    r.commit_pushes({r.pending_ops()});
+    r.commit_pops();
+    EXPECT_EQ(r.find(&a), 0u);
+    EXPECT_EQ(r.find(&b), 1u);
+    EXPECT_EQ(r.pop(&a), std::nullopt);
+    r.commit_pushes({r.pending_ops()});
+    r.commit_pops();
+    r.push(&c, 4);
+    r.commit_pushes({r.pending_ops()});
+    r.commit_pops();
+    EXPECT_EQ(r.find(&c), 0u);
+    EXPECT_EQ(r.find(&a), std::nullopt);
+}

@@ -1,0 +1,462 @@
+// BSPlib semantics of the Runtime, P runtimes in P threads over the loopback test double.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "spmd_harness.hpp"
+
+using bsp::rt::Runtime;
+using bsp::test::run_spmd;
+using bsp::test::single_error;
+
+namespace {
+
+void expect_ok(const std::vector<bsp::test::Outcome> &out) {
+    for (std::size_t p = 0; p < out.size(); ++p)
+        EXPECT_EQ(out[p].error, "") << "process " << p;
+}
+
+// Seed 003, section 13: bsp_allsums1 (logarithmic technique).
+int allsums1(Runtime &r, int x) {
+    int left = 0, right = x;
+    r.push_reg("bsp_pushregister", &left, sizeof(int));
+    r.sync("bsp_sync");
+    for (int i = 1; i < r.nprocs(); i *= 2) {
+        if (r.pid() + i < r.nprocs())
+            r.put("bsp_put", r.pid() + i, &right, &left, 0, sizeof(int), false);
+        r.sync("bsp_sync");
+        if (r.pid() >= i)
+            right = left + right;
+    }
+    r.pop_reg("bsp_popregister", &left);
+    return right;
+}
+
+// Seed 003, section 13: bsp_allsums2 (one superstep, p puts).
+int allsums2(Runtime &r, int x) {
+    std::vector<int> array(static_cast<std::size_t>(r.nprocs()), 0);
+    r.push_reg("bsp_pushregister", array.data(), r.nprocs() * static_cast<int>(sizeof(int)));
+    r.sync("bsp_sync");
+    for (int i = r.pid(); i < r.nprocs(); ++i)
+        r.put("bsp_put", i, &x, array.data(), r.pid() * static_cast<int>(sizeof(int)), sizeof(int),
+              false);
+    r.sync("bsp_sync");
+    int result = array[0];
+    for (int i = 1; i <= r.pid(); ++i)
+        result += array[static_cast<std::size_t>(i)];
+    r.pop_reg("bsp_popregister", array.data());
+    return result;
+}
+
+}  // namespace
+
+class AllSums : public ::testing::TestWithParam<int> {};
+
+TEST_P(AllSums, BothVersionsGivePrefixSumsOfPidPlusOne) {
+    const int p = GetParam();
+    std::vector<int> v1(static_cast<std::size_t>(p)), v2(static_cast<std::size_t>(p));
+    auto out = run_spmd(p, [&](Runtime &r) {
+        v1[static_cast<std::size_t>(r.pid())] = allsums1(r, r.pid() + 1);
+        v2[static_cast<std::size_t>(r.pid())] = allsums2(r, r.pid() + 1);
+    });
+    expect_ok(out);
+    for (int i = 0; i < p; ++i) {
+        EXPECT_EQ(v1[static_cast<std::size_t>(i)], (i + 1) * (i + 2) / 2);
+        EXPECT_EQ(v2[static_cast<std::size_t>(i)], (i + 1) * (i + 2) / 2);
+    }
+}
+INSTANTIATE_TEST_SUITE_P(Procs, AllSums, ::testing::Values(1, 2, 3, 4, 5, 8));
+
+TEST(Put, IsBufferedAtCallTime) {
+    std::vector<int> got(3, -1);
+    auto out = run_spmd(3, [&](Runtime &r) {
+        int x = 0, src = 10 + r.pid();
+        r.push_reg("bsp_push_reg", &x, sizeof x);
+        r.sync("bsp_sync");
+        r.put("bsp_put", (r.pid() + 1) % 3, &src, &x, 0, sizeof src, false);
+        src = 99;  // must not affect the put
+        r.sync("bsp_sync");
+        got[static_cast<std::size_t>(r.pid())] = x;
+    });
+    expect_ok(out);
+    EXPECT_EQ(got, (std::vector<int>{12, 10, 11}));
+}
+
+TEST(HpPut, ReadsSourceAtSync) {
+    std::vector<int> got(2, -1);
+    auto out = run_spmd(2, [&](Runtime &r) {
+        int x = 0, src = 10 + r.pid();
+        r.push_reg("bsp_push_reg", &x, sizeof x);
+        r.sync("bsp_sync");
+        r.put("bsp_hpput", 1 - r.pid(), &src, &x, 0, sizeof src, true);
+        src = 50 + r.pid();  // unbuffered: the value at sync time travels
+        r.sync("bsp_sync");
+        got[static_cast<std::size_t>(r.pid())] = x;
+    });
+    expect_ok(out);
+    EXPECT_EQ(got, (std::vector<int>{51, 50}));
+}
+
+TEST(Get, ReadsValuesAtEndOfSuperstepBeforePuts) {
+    // Every process puts 100+pid into its right neighbour's x and gets the left
+    // neighbour's x in the same superstep: the get must see the old value.
+    std::vector<int> got(4, -1), x_after(4, -1);
+    auto out = run_spmd(4, [&](Runtime &r) {
+        int x = r.pid(), y = -1;
+        const int p = r.nprocs(), right = (r.pid() + 1) % p, left = (r.pid() + p - 1) % p;
+        r.push_reg("bsp_push_reg", &x, sizeof x);
+        r.sync("bsp_sync");
+        int v = 100 + r.pid();
+        r.put("bsp_put", right, &v, &x, 0, sizeof v, false);
+        r.get("bsp_get", left, &x, 0, &y, sizeof y);
+        x = 7 * r.pid();  // local write after the calls, before the sync: gets see it
+        r.sync("bsp_sync");
+        got[static_cast<std::size_t>(r.pid())] = y;
+        x_after[static_cast<std::size_t>(r.pid())] = x;
+    });
+    expect_ok(out);
+    EXPECT_EQ(got, (std::vector<int>{21, 0, 7, 14}));
+    EXPECT_EQ(x_after, (std::vector<int>{103, 100, 101, 102}));
+}
+
+TEST(Get, FromSelfAndOffsetsAndLargeSplitAcrossUnits) {
+    constexpr int n = 5000;  // > 1 unit of 4096 bytes
+    std::vector<int> ok(3, 0);
+    auto out = run_spmd(3, [&](Runtime &r) {
+        std::vector<int> a(n), b(n, -1), self(10, -1);
+        for (int i = 0; i < n; ++i)
+            a[static_cast<std::size_t>(i)] = r.pid() * 100000 + i;
+        r.push_reg("bsp_push_reg", a.data(), n * 4);
+        r.sync("bsp_sync");
+        const int from = (r.pid() + 1) % 3;
+        r.get("bsp_get", from, a.data(), 8, b.data(), (n - 2) * 4);
+        r.get("bsp_get", r.pid(), a.data(), 40, self.data(), 40);
+        r.sync("bsp_sync");
+        bool good = true;
+        for (int i = 0; i < n - 2; ++i)
+            good = good && b[static_cast<std::size_t>(i)] == from * 100000 + i + 2;
+        good = good && b[n - 2] == -1 && b[n - 1] == -1;
+        for (int i = 0; i < 10; ++i)
+            good = good && self[static_cast<std::size_t>(i)] == r.pid() * 100000 + 10 + i;
+        ok[static_cast<std::size_t>(r.pid())] = good ? 1 : 0;
+    });
+    expect_ok(out);
+    EXPECT_EQ(ok, (std::vector<int>{1, 1, 1}));
+}
+
+TEST(Put, LargePutSplitIntoUnitsArrivesIntact) {
+    constexpr int n = 30000;
+    std::vector<int> ok(2, 0);
+    auto out = run_spmd(2, [&](Runtime &r) {
+        std::vector<std::uint8_t> dst(n, 0), src(n);
+        for (int i = 0; i < n; ++i)
+            src[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i * 7 + r.pid());
+        r.push_reg("bsp_push_reg", dst.data(), n);
+        r.sync("bsp_sync");
+        r.put("bsp_put", 1 - r.pid(), src.data(), dst.data(), 0, n, false);
+        r.sync("bsp_sync");
+        bool good = true;
+        for (int i = 0; i < n; ++i)
+            good = good && dst[static_cast<std::size_t>(i)] ==
+                               static_cast<std::uint8_t>(i * 7 + (1 - r.pid()));
+        ok[static_cast<std::size_t>(r.pid())] = good;
+        // 30000 bytes in 4096-byte units: exactly 8 units to the one peer.
+        EXPECT_EQ(r.messaging().stats().units_sent, 8u);
+    });
+    expect_ok(out);
+    EXPECT_EQ(ok, (std::vector<int>{1, 1}));
+}
+
+TEST(Put, ConflictingPutsApplyBySourcePidThenIssueOrder) {
+    std::vector<int> got(4, -1);
+    auto out = run_spmd(4, [&](Runtime &r) {
+        int x = -1;
+        r.push_reg("bsp_push_reg", &x, sizeof x);
+        r.sync("bsp_sync");
+        // Every process puts two values into process 0's x; the last applied wins:
+        // process 3's second put.
+        int a = r.pid() * 10, b = r.pid() * 10 + 1;
+        r.put("bsp_put", 0, &a, &x, 0, sizeof a, false);
+        r.put("bsp_put", 0, &b, &x, 0, sizeof b, false);
+        r.sync("bsp_sync");
+        got[static_cast<std::size_t>(r.pid())] = x;
+    });
+    expect_ok(out);
+    EXPECT_EQ(got[0], 31);
+}
+
+TEST(Registration, TakesEffectAtNextSyncAndIsMatchedByOrder) {
+    // Different addresses on every process, registered in the same order.
+    std::vector<std::array<int, 2>> got(3);
+    auto out = run_spmd(3, [&](Runtime &r) {
+        std::vector<int> heap(static_cast<std::size_t>(r.pid() + 1) * 8, 0);
+        int *first = heap.data() + r.pid(), *second = heap.data() + r.pid() + 1;
+        r.push_reg("bsp_push_reg", first, 4);
+        r.push_reg("bsp_push_reg", second, 4);
+        r.sync("bsp_sync");
+        int v1 = 1000 + r.pid(), v2 = 2000 + r.pid();
+        const int to = (r.pid() + 1) % 3;
+        r.put("bsp_put", to, &v1, first, 0, 4, false);
+        r.put("bsp_put", to, &v2, second, 0, 4, false);
+        r.sync("bsp_sync");
+        got[static_cast<std::size_t>(r.pid())] = {*first, *second};
+    });
+    expect_ok(out);
+    EXPECT_EQ(got[0], (std::array<int, 2>{1002, 2002}));
+    EXPECT_EQ(got[1], (std::array<int, 2>{1000, 2000}));
+    EXPECT_EQ(got[2], (std::array<int, 2>{1001, 2001}));
+}
+
+TEST(Registration, PoppedAreaStillReceivesPutsOfItsSuperstepThenIsGone) {
+    std::vector<int> got(2, -1);
+    auto out = run_spmd(2, [&](Runtime &r) {
+        int x = 0;
+        r.push_reg("bsp_push_reg", &x, sizeof x);
+        r.sync("bsp_sync");
+        int v = 5 + r.pid();
+        r.put("bsp_put", 1 - r.pid(), &v, &x, 0, sizeof v, false);
+        r.pop_reg("bsp_pop_reg", &x);
+        r.sync("bsp_sync");
+        got[static_cast<std::size_t>(r.pid())] = x;
+        EXPECT_EQ(r.registry().active_count(), 0u);
+    });
+    expect_ok(out);
+    EXPECT_EQ(got, (std::vector<int>{6, 5}));
+}
+
+TEST(Registration, SameAddressTwiceUsesMostRecentAndPopsInAnyOrder) {
+    std::vector<int> got(2, -1);
+    auto out = run_spmd(2, [&](Runtime &r) {
+        int a[4] = {0, 0, 0, 0}, b = 0;
+        // Process 0 registers 4 bytes then 16 at &a; process 1 the same.
+        r.push_reg("bsp_push_reg", a, 4);
+        r.push_reg("bsp_push_reg", &b, 4);
+        r.push_reg("bsp_push_reg", a, 16);
+        r.sync("bsp_sync");
+        int v = 77;
+        r.put("bsp_put", 1 - r.pid(), &v, a, 12, 4, false);  // fits only the 16-byte one
+        r.pop_reg("bsp_pop_reg", &b);                        // pop out of stack order
+        r.sync("bsp_sync");
+        got[static_cast<std::size_t>(r.pid())] = a[3];
+        r.pop_reg("bsp_pop_reg", a);  // pops the 16-byte registration
+        r.sync("bsp_sync");
+        EXPECT_EQ(r.registry().active_count(), 1u);
+        // Now the 4-byte one is current: offset 12 is out of range.
+        try {
+            r.put("bsp_put", 0, &v, a, 12, 4, false);
+            ADD_FAILURE() << "expected a misuse";
+        } catch (const bsp::rt::Misuse &m) {
+            EXPECT_EQ(std::string(m.what()),
+                      "BSPlib error: bsp_put on process " + std::to_string(r.pid()) +
+                          ": offset 12 + 4 bytes is outside the 4 bytes of the destination "
+                          "area registered by process 0");
+        }
+    });
+    expect_ok(out);
+    EXPECT_EQ(got, (std::vector<int>{77, 77}));
+}
+
+TEST(Registration, NullRegistrationsOfProcessesWithoutData) {
+    int result = -1;
+    auto out = run_spmd(3, [&](Runtime &r) {
+        std::vector<int> buf(3, 0);
+        // Only process 0 offers memory; the others register NULL with size 0.
+        r.push_reg("bsp_push_reg", r.pid() == 0 ? buf.data() : nullptr, r.pid() == 0 ? 12 : 0);
+        r.sync("bsp_sync");
+        int v = r.pid() + 1;
+        r.put("bsp_put", 0, &v, r.pid() == 0 ? buf.data() : nullptr, 4 * r.pid(), 4, false);
+        r.sync("bsp_sync");
+        if (r.pid() == 0)
+            result = buf[0] * 100 + buf[1] * 10 + buf[2];
+    });
+    expect_ok(out);
+    EXPECT_EQ(result, 123);
+}
+
+TEST(Bsmp, QueueOrderedBySourceThenSendOrderWithTags) {
+    std::vector<std::string> seen(3);
+    auto out = run_spmd(3, [&](Runtime &r) {
+        int ts = 4;
+        EXPECT_EQ(r.set_tagsize("bsp_set_tagsize", ts), 0);
+        r.sync("bsp_sync");  // tag size 4 from here on
+        EXPECT_EQ(r.tagsize(), 4);
+        for (int dst = 2; dst >= 0; --dst) {
+            for (int k = 0; k < 2; ++k) {
+                int tag = r.pid() * 10 + k;
+                std::string payload(static_cast<std::size_t>(k + 1), char('a' + r.pid()));
+                r.send("bsp_send", dst, &tag, payload.data(), static_cast<int>(payload.size()));
+            }
+        }
+        r.sync("bsp_sync");
+        int n = -1, bytes = -1;
+        r.qsize(&n, &bytes);
+        EXPECT_EQ(n, 6);
+        EXPECT_EQ(bytes, 9);
+        std::string s;
+        for (;;) {
+            int tag = -1;
+            int len = r.get_tag(&tag);
+            if (len < 0)
+                break;
+            EXPECT_EQ(r.get_tag(&tag), len);  // repeatable until bsp_move
+            std::string payload(static_cast<std::size_t>(len), '?');
+            r.move("bsp_move", payload.data(), len);
+            s += std::to_string(tag) + ":" + payload + " ";
+        }
+        seen[static_cast<std::size_t>(r.pid())] = s;
+        r.sync("bsp_sync");
+        r.qsize(&n, &bytes);  // nothing sent in the last superstep
+        EXPECT_EQ(n, 0);
+        EXPECT_EQ(bytes, 0);
+    });
+    expect_ok(out);
+    for (int p = 0; p < 3; ++p)
+        EXPECT_EQ(seen[static_cast<std::size_t>(p)], "0:a 1:aa 10:b 11:bb 20:c 21:cc ");
+}
+
+TEST(Bsmp, TagSizeTakesEffectAtNextSyncAndReturnsPrevious) {
+    auto out = run_spmd(2, [&](Runtime &r) {
+        EXPECT_EQ(r.set_tagsize("bsp_set_tagsize", 8), 0);
+        EXPECT_EQ(r.set_tagsize("bsp_set_tagsize", 2), 8);  // nested use inside a procedure
+        EXPECT_EQ(r.tagsize(), 0);
+        const char payload[] = "xyz";
+        r.send("bsp_send", 1 - r.pid(), nullptr, payload, 3);  // sent with tag size 0
+        r.sync("bsp_sync");
+        EXPECT_EQ(r.tagsize(), 2);
+        short tag = 0;
+        EXPECT_EQ(r.get_tag(&tag), 3);
+        EXPECT_EQ(tag, 0);  // no tag bytes copied
+        char buf[8] = {};
+        r.move("bsp_move", buf, 2);  // at most reception_nbytes copied
+        EXPECT_STREQ(buf, "xy");
+        EXPECT_EQ(r.get_tag(&tag), -1);
+        short t = static_cast<short>(0x1234 + r.pid());
+        r.send("bsp_send", 1 - r.pid(), &t, payload, 0);
+        r.sync("bsp_sync");
+        void *tp = nullptr, *pp = nullptr;
+        EXPECT_EQ(r.hpmove(&tp, &pp), 0);
+        short got = 0;
+        std::memcpy(&got, tp, 2);
+        EXPECT_EQ(got, 0x1234 + (1 - r.pid()));
+        EXPECT_EQ(r.hpmove(&tp, &pp), -1);
+    });
+    expect_ok(out);
+}
+
+TEST(Bsmp, LargeMessagesSplitAcrossUnits) {
+    auto out = run_spmd(2, [&](Runtime &r) {
+        std::vector<char> big(10000);
+        for (std::size_t i = 0; i < big.size(); ++i)
+            big[i] = static_cast<char>(i % 251 + r.pid());
+        r.send("bsp_send", 1 - r.pid(), nullptr, big.data(), 10000);
+        r.send("bsp_send", 1 - r.pid(), nullptr, big.data(), 5);
+        r.sync("bsp_sync");
+        std::vector<char> in(10000);
+        int n = 0, bytes = 0;
+        r.qsize(&n, &bytes);
+        EXPECT_EQ(n, 2);
+        EXPECT_EQ(bytes, 10005);
+        EXPECT_EQ(r.get_tag(nullptr), 10000);
+        r.move("bsp_move", in.data(), 10000);
+        for (std::size_t i = 0; i < in.size(); ++i)
+            ASSERT_EQ(in[i], static_cast<char>(i % 251 + 1 - r.pid()));
+        EXPECT_EQ(r.get_tag(nullptr), 5);
+    });
+    expect_ok(out);
+}
+
+TEST(Messaging, BarrierEpochsSignalledAndOnlyCommunicatingPairsExchangeCounts) {
+    auto out = run_spmd(4, [&](Runtime &r) {
+        int x = 0;
+        r.push_reg("bsp_push_reg", &x, sizeof x);
+        r.sync("bsp_sync");
+        if (r.pid() == 1) {
+            int v = 3;
+            r.put("bsp_put", 2, &v, &x, 0, sizeof v, false);
+        }
+        r.sync("bsp_sync");
+        r.sync("bsp_sync");
+    });
+    expect_ok(out);
+    for (int p = 0; p < 4; ++p) {
+        auto &t = *out[static_cast<std::size_t>(p)].transport;
+        EXPECT_EQ(t.epochs, (std::vector<std::uint64_t>{0, 1, 2}));
+        // Dissemination barrier with p = 4: 2 rounds, to pid+1 and pid+2, per sync.
+        std::vector<int> expected;
+        for (int s = 0; s < 3; ++s) {
+            expected.push_back((p + 1) % 4);
+            expected.push_back((p + 2) % 4);
+            if (s == 1 && p == 1) {
+                expected.push_back(2);  // counts
+                expected.push_back(2);  // one data unit
+            }
+        }
+        EXPECT_EQ(t.sent_to, expected) << "process " << p;
+    }
+    // Only process 2 expected data, from process 1: 4 bytes.
+    EXPECT_EQ(out[2].transport->expected, (std::vector<std::pair<int, std::uint64_t>>{{1, 4}}));
+    EXPECT_TRUE(out[0].transport->expected.empty());
+}
+
+TEST(Messaging, DestinationOrderFollowsSchedule) {
+    for (auto sched : {bsp::rt::Schedule::LatinSquare, bsp::rt::Schedule::PidOrder}) {
+        std::vector<std::vector<int>> order(5);
+        bsp::rt::MessagingConfig cfg;
+        cfg.schedule = sched;
+        auto out = run_spmd(
+            5,
+            [&](Runtime &r) {
+                std::vector<int> a(5, 0);
+                r.push_reg("bsp_push_reg", a.data(), 20);
+                r.sync("bsp_sync");
+                for (int j = 0; j < 5; ++j)
+                    r.put("bsp_put", j, &j, a.data(), 4 * r.pid(), 4, false);
+                r.sync("bsp_sync");
+                order[static_cast<std::size_t>(r.pid())] = r.messaging().stats().send_order;
+                for (int j = 0; j < 5; ++j)
+                    EXPECT_EQ(a[static_cast<std::size_t>(j)], r.pid());
+            },
+            cfg);
+        expect_ok(out);
+        for (int p = 0; p < 5; ++p) {
+            std::vector<int> want;
+            for (int t = 1; t < 5; ++t)
+                want.push_back(sched == bsp::rt::Schedule::LatinSquare ? (p + t) % 5
+                                                                       : (t - 1 < p ? t - 1 : t));
+            EXPECT_EQ(order[static_cast<std::size_t>(p)], want);
+        }
+    }
+}
+
+TEST(Messaging, PacingRateHandedToTransportFromGlobalLoad) {
+    bsp::rt::MessagingConfig cfg;
+    cfg.schedule = bsp::rt::Schedule::PidOrder;
+    cfg.link_rate = 1000000;
+    auto out = run_spmd(
+        4,
+        [&](Runtime &r) {
+            int x[4] = {};
+            r.push_reg("bsp_push_reg", x, sizeof x);
+            r.sync("bsp_sync");
+            // Processes 1, 2, 3 all send to 0: under pid order the three share 0's link.
+            if (r.pid() != 0)
+                r.put("bsp_put", 0, &r, x, 4 * r.pid(), 4, false);
+            r.sync("bsp_sync");
+        },
+        cfg);
+    expect_ok(out);
+    for (int p = 1; p < 4; ++p)
+        EXPECT_EQ(out[static_cast<std::size_t>(p)].transport->rates.back(), 316666u);
+}
+
+TEST(Time, IsMonotonicFromBegin) {
+    auto out = run_spmd(1, [&](Runtime &r) {
+        double a = r.time(), b = r.time();
+        EXPECT_GE(a, 0.0);
+        EXPECT_GE(b, a);
+    });
+    expect_ok(out);
+}

@@ -1,0 +1,311 @@
+// The C ABI of BSPlib (bsp.h): process-wide state between bsp_begin and bsp_end, the
+// checks that depend on it (calls outside bsp_begin/bsp_end, missing bsp_end), and the
+// translation of every Misuse into an abort of the whole program.
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "bsp.h"
+#include "launch/session.hpp"
+#include "misuse.hpp"
+#include "runtime.hpp"
+#include "runtime_config.hpp"
+#include "transport_factory.hpp"
+
+namespace {
+
+using bsp::rt::Misuse;
+
+enum class Phase { Before, Running, Ending, Ended };
+
+struct State {
+    Phase phase = Phase::Before;
+    bool init_called = false;
+    std::unique_ptr<bsp::launch::Session> session;
+    std::unique_ptr<bsp::rt::Transport> transport;
+    std::unique_ptr<bsp::rt::Runtime> runtime;
+    int pid = -1;
+};
+
+State &state() {
+    static State *s = new State;  // never destroyed: usable from atexit handlers
+    return *s;
+}
+
+[[noreturn]] void die(const std::string &message) {
+    State &s = state();
+    std::fflush(stdout);
+    if (s.session)
+        s.session->abort(message);
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(stderr);
+    std::_Exit(EXIT_FAILURE);
+}
+
+[[noreturn]] void torn_down() {
+    std::fflush(nullptr);
+    std::_Exit(EXIT_FAILURE);
+}
+
+// Runs one API call, turning errors into the end of the program.
+template <typename F>
+auto guarded(const char *call, F &&f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const Misuse &m) {
+        die(m.what());
+    } catch (const bsp::rt::TornDown &) {
+        torn_down();
+    } catch (const std::exception &e) {
+        die(std::string("BSPlib error: ") + call + " on process " + std::to_string(state().pid) +
+            ": " + e.what());
+    }
+}
+
+bsp::rt::Runtime &running(const char *call) {
+    State &s = state();
+    switch (s.phase) {
+        case Phase::Running:
+            return *s.runtime;
+        case Phase::Before:
+            throw Misuse(call, -1, "called before bsp_begin");
+        case Phase::Ending:
+        case Phase::Ended:
+            break;
+    }
+    throw Misuse(call, s.pid, "called after bsp_end");
+}
+
+void check_end_at_exit() {
+    State &s = state();
+    if (s.phase == Phase::Running)
+        die(Misuse("bsp_end", s.pid, "the process is ending without calling bsp_end").what());
+}
+
+int available_processors() {
+    if (const char *v = std::getenv("BSP_NPROCS")) {
+        const int n = std::atoi(v);
+        if (n > 0)
+            return n;
+    }
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<int>(n) : 1;
+}
+
+void begin(int maxprocs) {
+    State &s = state();
+    if (s.phase == Phase::Running)
+        throw Misuse("bsp_begin", s.pid,
+                     "called twice (only one bsp_begin/bsp_end pair is allowed)");
+    if (s.phase != Phase::Before)
+        throw Misuse("bsp_begin", s.pid,
+                     "called after bsp_end (only one bsp_begin/bsp_end pair is allowed)");
+    if (maxprocs < 1)
+        throw Misuse("bsp_begin", -1, "maxprocs is " + std::to_string(maxprocs) + ", must be >= 1");
+    std::string error;
+    bsp::rt::RuntimeConfig cfg = bsp::rt::config_from_environment(&error);
+    if (!s.session)
+        s.session = bsp::launch::Session::join_from_environment();
+    if (s.session) {
+        if (s.session->nprocs() > maxprocs)
+            throw Misuse("bsp_begin", s.session->pid(),
+                         "the job has " + std::to_string(s.session->nprocs()) +
+                             " processes but bsp_begin asked for at most " +
+                             std::to_string(maxprocs));
+    } else if (maxprocs > 1) {
+        s.session = bsp::launch::Session::spawn_local(maxprocs);
+    }
+    const int pid = s.session ? s.session->pid() : 0;
+    const int nprocs = s.session ? s.session->nprocs() : 1;
+    s.pid = pid;
+    if (!error.empty())
+        throw Misuse("bsp_begin", pid, error);
+    if (nprocs > 1)
+        s.transport = bsp::rt::open_transport(cfg.transport, *s.session);
+    s.runtime = std::make_unique<bsp::rt::Runtime>(pid, nprocs, s.transport.get(), cfg.messaging);
+    s.phase = Phase::Running;
+    std::atexit(check_end_at_exit);
+    if (cfg.verbose && pid == 0)
+        std::fprintf(stderr, "bsp: nprocs=%d transport=%s schedule=%s (%s)\n", nprocs,
+                     s.transport ? s.transport->name().c_str() : "none",
+                     std::string(bsp::rt::schedule_name(cfg.messaging.schedule)).c_str(),
+                     s.transport ? s.transport->description().c_str() : "single process");
+}
+
+void end() {
+    State &s = state();
+    bsp::rt::Runtime &rt = running("bsp_end");
+    rt.sync("bsp_end", bsp::rt::SyncKind::End);
+    s.phase = Phase::Ending;
+    if (s.transport)
+        s.transport->serve_in_background();
+    if (s.session)
+        s.session->finish();
+    if (s.transport)
+        s.transport->shutdown();
+    s.phase = Phase::Ended;
+    if (s.pid != 0) {
+        // As in the standard: after bsp_end only process 0 continues.
+        std::fflush(nullptr);
+        std::exit(EXIT_SUCCESS);
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+void bsp_init(void (*spmd_part)(void), int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    guarded("bsp_init", [&] {
+        State &s = state();
+        if (s.phase != Phase::Before)
+            throw Misuse("bsp_init", s.pid, "called after bsp_begin");
+        if (spmd_part == nullptr)
+            throw Misuse("bsp_init", -1, "the SPMD function is NULL");
+        s.init_called = true;
+        // Started by a launcher: every process runs main, but only process 0 runs the
+        // sequential part; the others run the SPMD function and stop.
+        s.session = bsp::launch::Session::join_from_environment();
+        if (s.session && s.session->pid() != 0) {
+            s.pid = s.session->pid();
+            spmd_part();
+            if (s.phase == Phase::Running)
+                throw Misuse("bsp_end", s.pid,
+                             "the SPMD function returned without calling bsp_end");
+            std::fflush(nullptr);
+            std::exit(EXIT_SUCCESS);
+        }
+    });
+}
+
+void bsp_begin(int maxprocs) {
+    guarded("bsp_begin", [&] { begin(maxprocs); });
+}
+void bsp_end(void) {
+    guarded("bsp_end", [&] { end(); });
+}
+
+int bsp_pid(void) {
+    return guarded("bsp_pid", [] { return running("bsp_pid").pid(); });
+}
+
+int bsp_nprocs(void) {
+    return guarded("bsp_nprocs", [] {
+        State &s = state();
+        if (s.phase == Phase::Before)
+            return s.session ? s.session->nprocs() : available_processors();
+        return running("bsp_nprocs").nprocs();
+    });
+}
+
+double bsp_time(void) {
+    return guarded("bsp_time", [] { return running("bsp_time").time(); });
+}
+
+void bsp_sync(void) {
+    guarded("bsp_sync", [] { running("bsp_sync").sync("bsp_sync"); });
+}
+
+void bsp_abort(const char *format, ...) {
+    char buf[4096];
+    va_list ap;
+    va_start(ap, format);
+    std::vsnprintf(buf, sizeof buf, format ? format : "", ap);
+    va_end(ap);
+    std::string msg(buf);
+    while (!msg.empty() && msg.back() == '\n')
+        msg.pop_back();
+    die(msg);
+}
+
+void bsp_push_reg(const void *ident, int size) {
+    guarded("bsp_push_reg", [&] { running("bsp_push_reg").push_reg("bsp_push_reg", ident, size); });
+}
+
+void bsp_pushregister(const void *ident, int size) {
+    guarded("bsp_pushregister",
+            [&] { running("bsp_pushregister").push_reg("bsp_pushregister", ident, size); });
+}
+
+void bsp_pop_reg(const void *ident) {
+    guarded("bsp_pop_reg", [&] { running("bsp_pop_reg").pop_reg("bsp_pop_reg", ident); });
+}
+
+void bsp_popregister(const void *ident) {
+    guarded("bsp_popregister",
+            [&] { running("bsp_popregister").pop_reg("bsp_popregister", ident); });
+}
+
+void bsp_put(int pid, const void *src, void *dst, int offset, int nbytes) {
+    guarded("bsp_put",
+            [&] { running("bsp_put").put("bsp_put", pid, src, dst, offset, nbytes, false); });
+}
+
+void bsp_hpput(int pid, const void *src, void *dst, int offset, int nbytes) {
+    guarded("bsp_hpput",
+            [&] { running("bsp_hpput").put("bsp_hpput", pid, src, dst, offset, nbytes, true); });
+}
+
+void bsp_get(int pid, const void *src, int offset, void *dst, int nbytes) {
+    guarded("bsp_get", [&] { running("bsp_get").get("bsp_get", pid, src, offset, dst, nbytes); });
+}
+
+void bsp_hpget(int pid, const void *src, int offset, void *dst, int nbytes) {
+    guarded("bsp_hpget",
+            [&] { running("bsp_hpget").get("bsp_hpget", pid, src, offset, dst, nbytes); });
+}
+
+static void set_tagsize(const char *call, int *tag_nbytes) {
+    guarded(call, [&] {
+        bsp::rt::Runtime &rt = running(call);
+        if (tag_nbytes == nullptr)
+            throw Misuse(call, rt.pid(), "tag size pointer is NULL");
+        *tag_nbytes = rt.set_tagsize(call, *tag_nbytes);
+    });
+}
+
+void bsp_set_tagsize(int *tag_nbytes) {
+    set_tagsize("bsp_set_tagsize", tag_nbytes);
+}
+void bsp_set_tag_size(int *tag_nbytes) {
+    set_tagsize("bsp_set_tag_size", tag_nbytes);
+}
+
+void bsp_send(int pid, const void *tag, const void *payload, int payload_nbytes) {
+    guarded("bsp_send",
+            [&] { running("bsp_send").send("bsp_send", pid, tag, payload, payload_nbytes); });
+}
+
+void bsp_qsize(int *nmessages, int *accum_nbytes) {
+    guarded("bsp_qsize", [&] { running("bsp_qsize").qsize(nmessages, accum_nbytes); });
+}
+
+void bsp_bsmp_info(int *nmessages, int *accum_nbytes) {
+    guarded("bsp_bsmp_info", [&] { running("bsp_bsmp_info").qsize(nmessages, accum_nbytes); });
+}
+
+void bsp_get_tag(int *status, void *tag) {
+    guarded("bsp_get_tag", [&] {
+        bsp::rt::Runtime &rt = running("bsp_get_tag");
+        if (status == nullptr)
+            throw Misuse("bsp_get_tag", rt.pid(), "status pointer is NULL");
+        *status = rt.get_tag(tag);
+    });
+}
+
+void bsp_move(void *payload, int reception_nbytes) {
+    guarded("bsp_move", [&] { running("bsp_move").move("bsp_move", payload, reception_nbytes); });
+}
+
+int bsp_hpmove(void **tag_ptr, void **payload_ptr) {
+    return guarded("bsp_hpmove",
+                   [&] { return running("bsp_hpmove").hpmove(tag_ptr, payload_ptr); });
+}
+
+}  // extern "C"

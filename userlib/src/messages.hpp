@@ -1,0 +1,103 @@
+// Messages of the BSPlib messaging layer (Documentation/messaging.rst): the barrier
+// contributions, the total exchange of counts, and the repackaged data units. All are
+// carried as whole transport messages; integers are little-endian.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "codec.hpp"
+#include "registry.hpp"
+
+namespace bsp::rt {
+
+inline constexpr std::uint32_t kMessagingMagic = 0x4d505342;  // "BSPM"
+
+enum class MsgType : std::uint8_t { Barrier = 1, Counts = 2, Data = 3 };
+
+struct MsgHeader {
+    MsgType type = MsgType::Barrier;
+    std::uint64_t superstep = 0;
+    std::uint32_t aux = 0;  // barrier round / data unit index
+};
+inline constexpr std::size_t kMsgHeaderBytes = 4 + 1 + 8 + 4;
+
+void write_header(Writer &w, const MsgHeader &h);
+MsgHeader read_header(Reader &r);
+
+enum class SyncKind : std::uint8_t { Sync = 0, End = 1 };
+
+// What one process brings to the barrier of a superstep.
+struct Contribution {
+    SyncKind kind = SyncKind::Sync;
+    std::int32_t tagsize_request = -1;  // -1: bsp_set_tagsize not called
+    std::vector<std::uint8_t> row;      // row[j] != 0: this process communicates with j
+    RegOps ops;
+    bool operator==(const Contribution &) const = default;
+};
+
+// Barrier message: every contribution the sender knows so far (indexed by pid).
+std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t round,
+                                      const std::vector<std::optional<Contribution>> &known);
+// Merges the contributions of a barrier message into known (sized nprocs).
+void decode_barrier(Reader &r, std::vector<std::optional<Contribution>> &known);
+
+struct GetRequest {
+    std::uint32_t id = 0;  // index among the requester's gets to this process
+    std::uint32_t slot = 0;
+    std::uint64_t offset = 0;
+    std::uint32_t nbytes = 0;
+};
+
+// Total exchange of counts: what the sender will send to the receiver in this superstep.
+struct Counts {
+    std::uint64_t data_bytes = 0;  // payload bytes of puts and sends
+    std::uint32_t records = 0;     // number of puts and sends
+    std::vector<GetRequest> gets;
+};
+std::vector<std::byte> encode_counts(std::uint64_t superstep, const Counts &c);
+Counts decode_counts(Reader &r);
+
+enum class RecordKind : std::uint8_t { Put = 1, Send = 2, Reply = 3 };
+
+// One record (or one chunk of a record split across units).
+struct Record {
+    RecordKind kind = RecordKind::Put;
+    std::uint32_t a = 0;      // Put: slot; Send: tag bytes; Reply: get id
+    std::uint64_t b = 0;      // Put: offset in the area
+    std::uint32_t total = 0;  // total bytes of the record
+    std::uint32_t chunk_off = 0;
+    std::span<const std::byte> chunk;
+};
+inline constexpr std::size_t kRecordHeaderBytes = 1 + 4 + 8 + 4 + 4 + 4;
+inline constexpr std::size_t kUnitHeaderBytes = kMsgHeaderBytes + 4;
+
+// Repackaging: packs the records for one destination into units of at most unit_bytes,
+// splitting records across units where they do not fit.
+class UnitPacker {
+  public:
+    UnitPacker(std::uint64_t superstep, std::size_t unit_bytes);
+    void add(RecordKind kind, std::uint32_t a, std::uint64_t b, std::span<const std::byte> data);
+    // Completes the units (each learns the number of units of the stream).
+    std::vector<std::vector<std::byte>> finish();
+
+  private:
+    void open_unit();
+    std::uint64_t superstep_;
+    std::size_t unit_bytes_;
+    std::vector<std::vector<std::byte>> units_;
+};
+
+// Reads a data unit: header (type Data), the number of units of its stream, records.
+struct UnitInfo {
+    std::uint64_t superstep = 0;
+    std::uint32_t index = 0;
+    std::uint32_t count = 0;
+};
+UnitInfo read_unit_info(Reader &r);  // after read_header
+std::optional<Record> next_record(Reader &r);
+
+}  // namespace bsp::rt

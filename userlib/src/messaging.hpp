@@ -1,0 +1,94 @@
+// The BSP messaging layer (seed 000 section 3): runs the communication of one superstep
+// over a Transport. Steps, all inside bsp_sync:
+//   1. barrier: a dissemination all-to-all of the processes' contributions, i.e. the
+//      OR-reduction of the communication bit-matrix (plus registration and tag-size
+//      calls, checked collectively); its completion is signalled to the transport;
+//   2. total exchange of counts (bytes, records, get requests) between the processes
+//      that communicate, after which every process knows what it will receive;
+//   3. pacing rate from the known global load, destination scheduling, repackaging of
+//      every destination's records into transport-sized units;
+//   4. completion by counting the units each source announced.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "bit_matrix.hpp"
+#include "messages.hpp"
+#include "schedule.hpp"
+#include "transport.hpp"
+
+namespace bsp::rt {
+
+struct MessagingConfig {
+    Schedule schedule = Schedule::LatinSquare;
+    std::uint64_t link_rate = 0;  // bytes/s of one node's link; 0: no pacing
+    std::size_t unit_bytes = 0;   // 0: the transport's largest message
+    std::uint64_t seed = 0;       // for Schedule::Random
+};
+
+// What this process sends to one destination in a superstep.
+struct OutRecord {
+    RecordKind kind = RecordKind::Put;
+    std::uint32_t a = 0;
+    std::uint64_t b = 0;
+    std::span<const std::byte> data;
+};
+struct Outgoing {
+    std::vector<OutRecord> records;  // puts and sends, in call order
+    std::vector<GetRequest> gets;
+    std::uint64_t bytes() const;
+    bool empty() const { return records.empty() && gets.empty(); }
+};
+
+// Serves a remote get: the bytes of local registered memory it reads (checked).
+using GetServer = std::function<std::span<const std::byte>(int requester, const GetRequest &)>;
+
+// Statistics of the last superstep, for tests and the probe.
+struct SuperstepStats {
+    std::uint64_t messages_sent = 0;
+    std::uint64_t units_sent = 0;
+    std::uint64_t bytes_sent = 0;
+    std::uint64_t pacing_rate = 0;
+    std::vector<int> send_order;  // destinations of data streams, in transmission order
+};
+
+class Messaging {
+  public:
+    Messaging(int pid, int nprocs, Transport *transport, MessagingConfig cfg);
+
+    // Step 1. Returns every process's contribution, indexed by pid.
+    std::vector<Contribution> barrier(std::uint64_t superstep, const Contribution &mine);
+
+    // Steps 2-4. out[j] is what goes to process j (out[pid] is ignored: local operations
+    // never reach the transport). Returns, per source pid, the data units received
+    // (in unit order; empty for sources that sent nothing).
+    std::vector<std::vector<std::vector<std::byte>>> exchange(std::uint64_t superstep,
+                                                              const BitMatrix &m,
+                                                              const std::vector<Outgoing> &out,
+                                                              const GetServer &serve);
+
+    const SuperstepStats &stats() const { return stats_; }
+    const MessagingConfig &config() const { return cfg_; }
+
+  private:
+    // Next message matching (type, superstep, aux, src); others are kept for later.
+    Received take(MsgType type, std::uint64_t superstep, std::int64_t aux, int src);
+    Received take_any(MsgType type, std::uint64_t superstep);
+    bool matches(const Received &r, MsgType type, std::uint64_t superstep, std::int64_t aux,
+                 int src) const;
+    void send(int dst, std::vector<std::byte> msg);
+
+    int pid_;
+    int nprocs_;
+    Transport *transport_;
+    MessagingConfig cfg_;
+    std::deque<Received> stash_;
+    SuperstepStats stats_;
+};
+
+}  // namespace bsp::rt

@@ -1,0 +1,431 @@
+#include "runtime.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace bsp::rt {
+
+namespace {
+
+std::string ordinal(std::size_t i) {
+    const std::size_t n = i + 1;
+    const char *suffix = "th";
+    if (n % 100 < 11 || n % 100 > 13) {
+        if (n % 10 == 1)
+            suffix = "st";
+        else if (n % 10 == 2)
+            suffix = "nd";
+        else if (n % 10 == 3)
+            suffix = "rd";
+    }
+    return std::to_string(n) + suffix;
+}
+
+std::string times(std::size_t n) {
+    return n == 1 ? "1 time" : std::to_string(n) + " times";
+}
+
+std::span<const std::byte> as_bytes(const void *p, std::size_t n) {
+    return {static_cast<const std::byte *>(p), n};
+}
+
+}  // namespace
+
+Runtime::Runtime(int pid, int nprocs, Transport *transport, MessagingConfig cfg)
+    : pid_(pid),
+      nprocs_(nprocs),
+      transport_(transport),
+      messaging_(pid, nprocs, transport, cfg),
+      ops_(static_cast<std::size_t>(nprocs)),
+      start_(std::chrono::steady_clock::now()) {}
+
+double Runtime::time() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void Runtime::check_pid(std::string_view call, int pid) const {
+    if (pid < 0 || pid >= nprocs_)
+        throw Misuse(
+            call, pid_,
+            "bad pid " + std::to_string(pid) + " (nprocs is " + std::to_string(nprocs_) + ")");
+}
+
+std::uint32_t Runtime::registered_slot(std::string_view call, const void *addr,
+                                       std::string_view what) const {
+    auto slot = registry_.find(addr);
+    if (slot)
+        return *slot;
+    std::string reason(what);
+    if (registry_.pending_push(addr))
+        reason +=
+            " area is not registered yet (a registration takes effect at the next "
+            "bsp_sync)";
+    else
+        reason += " area is not registered (never registered, or deregistered by bsp_pop_reg)";
+    throw Misuse(call, pid_, reason);
+}
+
+void Runtime::check_range(std::string_view call, int pid, std::uint32_t slot, int offset,
+                          int nbytes, std::string_view what) const {
+    if (offset < 0)
+        throw Misuse(call, pid_, "negative offset " + std::to_string(offset));
+    if (nbytes < 0)
+        throw Misuse(call, pid_, "negative size " + std::to_string(nbytes));
+    const std::int64_t size = registry_.size_at(slot, pid);
+    if (static_cast<std::int64_t>(offset) + nbytes > size)
+        throw Misuse(call, pid_,
+                     "offset " + std::to_string(offset) + " + " + std::to_string(nbytes) +
+                         " bytes is outside the " + std::to_string(size) + " bytes of the " +
+                         std::string(what) + " area registered by process " + std::to_string(pid));
+}
+
+void Runtime::push_reg(std::string_view call, const void *ident, int size) {
+    if (size < 0)
+        throw Misuse(call, pid_, "negative size " + std::to_string(size));
+    registry_.push(ident, size);
+}
+
+void Runtime::pop_reg(std::string_view call, const void *ident) {
+    if (auto err = registry_.pop(ident))
+        throw Misuse(call, pid_, *err);
+}
+
+void Runtime::put(std::string_view call, int pid, const void *src, void *dst, int offset,
+                  int nbytes, bool hp) {
+    check_pid(call, pid);
+    const std::uint32_t slot = registered_slot(call, dst, "destination");
+    check_range(call, pid, slot, offset, nbytes, "destination");
+    if (nbytes == 0)
+        return;
+    if (src == nullptr)
+        throw Misuse(call, pid_, "source pointer is NULL");
+    DestOps &d = ops_[static_cast<std::size_t>(pid)];
+    Buffered b;
+    b.rec.kind = RecordKind::Put;
+    b.rec.a = slot;
+    b.rec.b = static_cast<std::uint64_t>(offset);
+    b.len = static_cast<std::size_t>(nbytes);
+    if (hp) {
+        b.hp_src = src;  // unbuffered: read when the superstep's data is sent
+    } else {
+        b.arena_off = d.arena.size();
+        auto s = as_bytes(src, b.len);
+        d.arena.insert(d.arena.end(), s.begin(), s.end());
+    }
+    d.records.push_back(b);
+}
+
+void Runtime::get(std::string_view call, int pid, const void *src, int offset, void *dst,
+                  int nbytes) {
+    check_pid(call, pid);
+    const std::uint32_t slot = registered_slot(call, src, "source");
+    check_range(call, pid, slot, offset, nbytes, "source");
+    if (nbytes == 0)
+        return;
+    if (dst == nullptr)
+        throw Misuse(call, pid_, "destination pointer is NULL");
+    DestOps &d = ops_[static_cast<std::size_t>(pid)];
+    PendingGet g;
+    g.req.id = static_cast<std::uint32_t>(d.gets.size());
+    g.req.slot = slot;
+    g.req.offset = static_cast<std::uint64_t>(offset);
+    g.req.nbytes = static_cast<std::uint32_t>(nbytes);
+    g.dst = dst;
+    d.gets.push_back(g);
+}
+
+int Runtime::set_tagsize(std::string_view call, int tag_bytes) {
+    if (tag_bytes < 0)
+        throw Misuse(call, pid_, "negative tag size " + std::to_string(tag_bytes));
+    const int previous = tagsize_request_ >= 0 ? tagsize_request_ : tagsize_;
+    tagsize_request_ = tag_bytes;
+    return previous;
+}
+
+void Runtime::send(std::string_view call, int pid, const void *tag, const void *payload,
+                   int nbytes) {
+    check_pid(call, pid);
+    if (nbytes < 0)
+        throw Misuse(call, pid_, "negative payload size " + std::to_string(nbytes));
+    if (tag == nullptr && tagsize_ > 0)
+        throw Misuse(call, pid_,
+                     "tag pointer is NULL but the tag size is " + std::to_string(tagsize_));
+    if (payload == nullptr && nbytes > 0)
+        throw Misuse(call, pid_, "payload pointer is NULL");
+    DestOps &d = ops_[static_cast<std::size_t>(pid)];
+    Buffered b;
+    b.rec.kind = RecordKind::Send;
+    b.rec.a = static_cast<std::uint32_t>(tagsize_);
+    b.arena_off = d.arena.size();
+    b.len = static_cast<std::size_t>(tagsize_) + static_cast<std::size_t>(nbytes);
+    if (tagsize_ > 0) {
+        auto t = as_bytes(tag, static_cast<std::size_t>(tagsize_));
+        d.arena.insert(d.arena.end(), t.begin(), t.end());
+    }
+    if (nbytes > 0) {
+        auto p = as_bytes(payload, static_cast<std::size_t>(nbytes));
+        d.arena.insert(d.arena.end(), p.begin(), p.end());
+    }
+    d.records.push_back(b);
+}
+
+void Runtime::qsize(int *nmessages, int *accum_nbytes) const {
+    if (nmessages)
+        *nmessages = static_cast<int>(queue_.count());
+    if (accum_nbytes)
+        *accum_nbytes = static_cast<int>(queue_.payload_total());
+}
+
+int Runtime::get_tag(void *tag) const {
+    if (queue_.empty())
+        return -1;
+    const auto &m = queue_.front();
+    if (m.tag_bytes > 0 && tag)
+        std::memcpy(tag, m.data.data(), m.tag_bytes);
+    return static_cast<int>(m.payload_bytes());
+}
+
+void Runtime::move(std::string_view call, void *payload, int reception_nbytes) {
+    if (queue_.empty())
+        throw Misuse(call, pid_, "the message queue is empty");
+    if (reception_nbytes < 0)
+        throw Misuse(call, pid_, "negative reception size " + std::to_string(reception_nbytes));
+    const auto &m = queue_.front();
+    const std::size_t n = std::min(m.payload_bytes(), static_cast<std::size_t>(reception_nbytes));
+    if (n > 0) {
+        if (payload == nullptr)
+            throw Misuse(call, pid_, "payload pointer is NULL");
+        std::memcpy(payload, m.data.data() + m.tag_bytes, n);
+    }
+    queue_.pop();
+}
+
+int Runtime::hpmove(void **tag_ptr, void **payload_ptr) {
+    if (queue_.empty())
+        return -1;
+    auto &m = const_cast<BsmpQueue::Message &>(queue_.front());
+    if (tag_ptr)
+        *tag_ptr = m.data.data();
+    if (payload_ptr)
+        *payload_ptr = m.data.data() + m.tag_bytes;
+    const int len = static_cast<int>(m.payload_bytes());
+    queue_.pop();
+    return len;
+}
+
+void Runtime::fail_collective(int culprit, std::string_view call, const std::string &reason) {
+    // Every process detects the same disagreement; the process it names reports it and
+    // the others wait for the job to be torn down, so the program ends with one message.
+    if (culprit == pid_ || nprocs_ == 1)
+        throw Misuse(call, culprit, reason);
+    for (;;)
+        if (!transport_->receive())
+            throw TornDown();
+}
+
+static std::string_view kind_call(SyncKind k) {
+    return k == SyncKind::End ? "bsp_end" : "bsp_sync";
+}
+
+void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<Contribution> &all) {
+    (void)call;
+    const Contribution &first = all[0];
+    for (std::size_t k = 1; k < all.size(); ++k) {
+        const Contribution &c = all[k];
+        const int pk = static_cast<int>(k);
+        if (c.kind != first.kind)
+            fail_collective(pk, kind_call(c.kind),
+                            "process " + std::to_string(k) + " called " +
+                                std::string(kind_call(c.kind)) + " while process 0 called " +
+                                std::string(kind_call(first.kind)));
+    }
+    const std::string_view at = kind_call(kind);
+    for (std::size_t k = 1; k < all.size(); ++k) {
+        const Contribution &c = all[k];
+        const int pk = static_cast<int>(k);
+        const auto &a = c.ops, &b = first.ops;
+        if (a.push_sizes.size() != b.push_sizes.size())
+            fail_collective(pk, at,
+                            "registration mismatch: process " + std::to_string(k) +
+                                " called bsp_push_reg " + times(a.push_sizes.size()) +
+                                " in this superstep, process 0 " + times(b.push_sizes.size()));
+        if (a.pop_slots.size() != b.pop_slots.size())
+            fail_collective(pk, at,
+                            "registration mismatch: process " + std::to_string(k) +
+                                " called bsp_pop_reg " + times(a.pop_slots.size()) +
+                                " in this superstep, process 0 " + times(b.pop_slots.size()));
+        for (std::size_t i = 0; i < a.pop_slots.size(); ++i)
+            if (a.pop_slots[i] != b.pop_slots[i])
+                fail_collective(
+                    pk, at,
+                    "registration mismatch: the " + ordinal(i) + " bsp_pop_reg of process " +
+                        std::to_string(k) + " deregisters registration slot " +
+                        std::to_string(a.pop_slots[i]) + ", that of process 0 slot " +
+                        std::to_string(b.pop_slots[i]) +
+                        " (registrations are matched by the order of bsp_push_reg calls)");
+        if (c.tagsize_request != first.tagsize_request) {
+            auto describe = [](std::int32_t t) {
+                return t < 0 ? std::string("did not call bsp_set_tagsize")
+                             : "set tag size " + std::to_string(t);
+            };
+            fail_collective(pk, at,
+                            "tag size mismatch: in this superstep process " + std::to_string(k) +
+                                " " + describe(c.tagsize_request) + ", process 0 " +
+                                describe(first.tagsize_request) +
+                                " (bsp_set_tagsize is collective)");
+        }
+    }
+}
+
+void Runtime::sync(std::string_view call, SyncKind kind) {
+    const auto n = static_cast<std::size_t>(nprocs_);
+    Contribution mine;
+    mine.kind = kind;
+    mine.tagsize_request = tagsize_request_;
+    mine.ops = registry_.pending_ops();
+    mine.row.assign(n, 0);
+    for (std::size_t j = 0; j < n; ++j)
+        if (j != static_cast<std::size_t>(pid_) && !ops_[j].empty())
+            mine.row[j] = 1;
+
+    std::vector<Contribution> all = messaging_.barrier(superstep_, mine);
+    validate(call, kind, all);
+    std::vector<RegOps> reg(n);
+    BitMatrix m(nprocs_);
+    for (std::size_t k = 0; k < n; ++k) {
+        reg[k] = all[k].ops;
+        m.or_row(static_cast<int>(k), all[k].row);
+    }
+    registry_.commit_pushes(reg);
+
+    // What goes to every other process (hp puts read their source now).
+    std::vector<Outgoing> out(n);
+    for (std::size_t j = 0; j < n; ++j) {
+        if (j == static_cast<std::size_t>(pid_))
+            continue;
+        DestOps &d = ops_[j];
+        for (auto &b : d.records) {
+            OutRecord r = b.rec;
+            r.data = b.hp_src ? as_bytes(b.hp_src, b.len)
+                              : std::span<const std::byte>(d.arena).subspan(b.arena_off, b.len);
+            out[j].records.push_back(r);
+        }
+        for (const auto &g : d.gets)
+            out[j].gets.push_back(g.req);
+    }
+    const GetServer serve = [this](int requester, const GetRequest &g) {
+        if (!registry_.active(g.slot) ||
+            g.offset + g.nbytes > static_cast<std::uint64_t>(registry_.size_at(g.slot, pid_)))
+            throw ProtocolError("get request from process " + std::to_string(requester) +
+                                " outside a registered area");
+        return as_bytes(static_cast<const std::byte *>(registry_.local_addr(g.slot)) + g.offset,
+                        g.nbytes);
+    };
+    auto in = messaging_.exchange(superstep_, m, out, serve);
+    deliver(in);
+
+    registry_.commit_pops();
+    if (tagsize_request_ >= 0)
+        tagsize_ = tagsize_request_;
+    tagsize_request_ = -1;
+    for (auto &d : ops_)
+        d = DestOps{};
+    ++superstep_;
+}
+
+void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in) {
+    const auto me = static_cast<std::size_t>(pid_);
+    DestOps &self = ops_[me];
+
+    // Gets read their values at the end of the superstep, before any put is applied:
+    // remote gets were served during the exchange; local ones are read now, then written.
+    std::vector<std::vector<std::byte>> local_values;
+    for (const auto &g : self.gets) {
+        auto *base = static_cast<const std::byte *>(registry_.local_addr(g.req.slot));
+        local_values.emplace_back(base + g.req.offset, base + g.req.offset + g.req.nbytes);
+    }
+    for (std::size_t i = 0; i < self.gets.size(); ++i)
+        std::memcpy(self.gets[i].dst, local_values[i].data(), local_values[i].size());
+    for (std::size_t src = 0; src < in.size(); ++src) {
+        for (const auto &unit : in[src]) {
+            Reader rd(unit);
+            read_header(rd);
+            read_unit_info(rd);
+            while (auto rec = next_record(rd)) {
+                if (rec->kind != RecordKind::Reply)
+                    continue;
+                const auto &gets = ops_[src].gets;
+                if (rec->a >= gets.size() || rec->total != gets[rec->a].req.nbytes)
+                    throw ProtocolError("get reply that matches no get request");
+                std::memcpy(static_cast<std::byte *>(gets[rec->a].dst) + rec->chunk_off,
+                            rec->chunk.data(), rec->chunk.size());
+            }
+        }
+    }
+
+    // Puts and sends, by source pid and then in the order they were issued.
+    std::vector<BsmpQueue::Message> messages;
+    for (std::size_t src = 0; src < in.size(); ++src) {
+        if (src == me) {
+            for (const auto &b : self.records) {
+                auto data =
+                    b.hp_src ? as_bytes(b.hp_src, b.len)
+                             : std::span<const std::byte>(self.arena).subspan(b.arena_off, b.len);
+                if (b.rec.kind == RecordKind::Put) {
+                    std::memmove(static_cast<std::byte *>(registry_.local_addr(b.rec.a)) + b.rec.b,
+                                 data.data(), data.size());
+                } else {
+                    BsmpQueue::Message msg;
+                    msg.src = pid_;
+                    msg.tag_bytes = b.rec.a;
+                    msg.data.assign(data.begin(), data.end());
+                    messages.push_back(std::move(msg));
+                }
+            }
+            continue;
+        }
+        for (const auto &unit : in[src]) {
+            Reader rd(unit);
+            read_header(rd);
+            read_unit_info(rd);
+            while (auto rec = next_record(rd)) {
+                switch (rec->kind) {
+                    case RecordKind::Reply:
+                        break;
+                    case RecordKind::Put: {
+                        if (!registry_.active(rec->a) ||
+                            rec->b + rec->total >
+                                static_cast<std::uint64_t>(registry_.size_at(rec->a, pid_)))
+                            throw ProtocolError("put from process " + std::to_string(src) +
+                                                " outside a registered area");
+                        std::memcpy(static_cast<std::byte *>(registry_.local_addr(rec->a)) +
+                                        rec->b + rec->chunk_off,
+                                    rec->chunk.data(), rec->chunk.size());
+                        break;
+                    }
+                    case RecordKind::Send: {
+                        if (rec->chunk_off == 0) {
+                            if (rec->a > rec->total)
+                                throw ProtocolError("BSMP message shorter than its tag");
+                            BsmpQueue::Message msg;
+                            msg.src = static_cast<int>(src);
+                            msg.tag_bytes = rec->a;
+                            msg.data.reserve(rec->total);
+                            messages.push_back(std::move(msg));
+                        }
+                        if (messages.empty() || messages.back().src != static_cast<int>(src) ||
+                            messages.back().data.size() != rec->chunk_off)
+                            throw ProtocolError("BSMP message continued out of order");
+                        auto &d = messages.back().data;
+                        d.insert(d.end(), rec->chunk.begin(), rec->chunk.end());
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    queue_.reset(std::move(messages));
+}
+
+}  // namespace bsp::rt

@@ -1,0 +1,56 @@
+// The transport under the messaging layer: whole messages per destination, reliable and
+// in order per (source, destination) pair. Implementations: UDP in user space driving the
+// protocol engine (udp_transport.cpp) and AF_BSP sockets. Reliability, acknowledgement
+// and striping live below this interface, never above it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bsp::rt {
+
+struct Received {
+    int src = -1;
+    std::vector<std::byte> bytes;
+};
+
+class Transport {
+  public:
+    virtual ~Transport() = default;
+
+    // Short name ("udp", "afbsp") and one line for BSP_VERBOSE / bsprun -v.
+    virtual std::string name() const = 0;
+    virtual std::string description() const = 0;
+
+    // Largest message send() accepts; the messaging layer repackages into units this big.
+    virtual std::size_t max_message_bytes() const = 0;
+
+    // Queues one message for dst (never the caller's own pid). Never blocks on the
+    // receiver: messages are transmitted in the order queued, at the pacing rate.
+    virtual void send(int dst, std::vector<std::byte> message) = 0;
+
+    // Blocks until a message arrives (while transmitting what is queued). Returns nullopt
+    // when the job is being torn down (the launcher's control descriptor became readable).
+    virtual std::optional<Received> receive() = 0;
+
+    // The barrier of superstep `epoch` has completed: every process has received all data
+    // of superstep epoch-1 (DESIGN.md item 5, superstep acknowledgement).
+    virtual void barrier_completed(std::uint64_t epoch) = 0;
+
+    // Injection rate for this superstep in bytes/s (0: unpaced).
+    virtual void set_pacing_rate(std::uint64_t bytes_per_second) = 0;
+
+    // Volume expected from src in this superstep (after the total exchange of counts), so
+    // the transport can prod precisely instead of waiting for timeouts.
+    virtual void expect_from(int src, std::uint64_t bytes) = 0;
+
+    // bsp_end: keep answering peers (acknowledgements, retransmissions) from a background
+    // thread until shutdown(), while the process waits in the launcher's collective finish.
+    virtual void serve_in_background() = 0;
+    virtual void shutdown() = 0;
+};
+
+}  // namespace bsp::rt
