@@ -1,0 +1,210 @@
+// A tiny program that links only the launch library and exercises a Session the way
+// the BSPlib runtime does. The multi-process tests run it under bsprun, under emulated
+// Slurm and directly (spawn_local). Usage: launch_probe [--spawn P] ACTION [ARGS...]
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "session.hpp"
+
+using bsp::launch::Session;
+
+namespace {
+
+std::vector<std::byte> blob_of(int pid, int round) {
+    // Sizes differ per process (and are zero for pid 0 in round 0) to check framing.
+    std::string s = "pid=" + std::to_string(pid) + " round=" + std::to_string(round) + " ";
+    if (pid == 0 && round == 0) {
+        s.clear();
+    }
+    s.append(static_cast<std::size_t>(pid * 997 + round), static_cast<char>('a' + pid % 26));
+    auto b = std::as_bytes(std::span(s.data(), s.size()));
+    return {b.begin(), b.end()};
+}
+
+int gather_rounds(Session &s, int rounds) {
+    for (int r = 0; r < rounds; ++r) {
+        auto all = s.allgather(blob_of(s.pid(), r));
+        if (static_cast<int>(all.size()) != s.nprocs()) {
+            std::printf("process %d: allgather returned %zu blobs\n", s.pid(), all.size());
+            return 1;
+        }
+        for (int p = 0; p < s.nprocs(); ++p) {
+            if (all[static_cast<std::size_t>(p)] != blob_of(p, r)) {
+                std::printf("process %d: round %d: blob of %d is wrong\n", s.pid(), r, p);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+void wait_forever_computing() {
+    for (;;) {
+        ::pause();
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    int spawn = 0;
+    if (args.size() >= 2 && args[0] == "--spawn") {
+        spawn = std::atoi(args[1].c_str());
+        args.erase(args.begin(), args.begin() + 2);
+    }
+    if (args.empty()) {
+        std::fprintf(stderr, "usage: launch_probe [--spawn P] ACTION [ARGS...]\n");
+        return 2;
+    }
+    std::string action = args[0];
+    auto arg = [&](std::size_t i) { return i < args.size() ? std::atoi(args[i].c_str()) : 0; };
+
+    std::unique_ptr<Session> s = Session::join_from_environment();
+    if (!s) {
+        if (spawn == 0) {
+            std::printf("started directly\n");
+            return 0;
+        }
+        s = Session::spawn_local(spawn);
+    }
+    const int pid = s->pid();
+    const int nprocs = s->nprocs();
+
+    if (action == "gather") {
+        int rounds = arg(1);
+        if (gather_rounds(*s, rounds) != 0) {
+            s->abort("probe: allgather check failed");
+        }
+        s->finish();
+        std::printf("process %d of %d: %d rounds ok\n", pid, nprocs, rounds);
+        return 0;
+    }
+    if (action == "abort") {  // abort K: K aborts after one round, the others wait
+        int k = arg(1);
+        gather_rounds(*s, 1);
+        if (pid == k) {
+            std::printf("process %d: output before abort", pid);  // no newline, no flush
+            s->abort("probe: process " + std::to_string(pid) + " aborts on purpose");
+        }
+        gather_rounds(*s, 1);
+        std::printf("process %d: not reached\n", pid);
+        return 3;
+    }
+    if (action == "abort-computing") {  // the others compute and never call the session
+        int k = arg(1);
+        gather_rounds(*s, 1);
+        if (pid == k) {
+            s->abort("probe: process " + std::to_string(pid) + " aborts on purpose");
+        }
+        std::printf("process %d: computing\n", pid);
+        wait_forever_computing();
+    }
+    if (action == "control") {  // the others see control_fd and abort quietly
+        int k = arg(1);
+        gather_rounds(*s, 1);
+        if (pid == k) {
+            s->abort("probe: process " + std::to_string(pid) + " aborts on purpose");
+        }
+        pollfd p = {s->control_fd(), POLLIN, 0};
+        while (::poll(&p, 1, -1) != 1) {
+        }
+        std::printf("process %d: control_fd readable\n", pid);
+        s->abort("probe: this second abort must not be printed");
+    }
+    if (action == "segv" || action == "kill") {  // K dies, the others wait in allgather
+        int k = arg(1);
+        gather_rounds(*s, 1);
+        if (pid == k) {
+            std::fflush(stdout);
+            ::raise(action == "segv" ? SIGSEGV : SIGKILL);
+        }
+        gather_rounds(*s, 1);
+        return 3;
+    }
+    if (action == "exit") {  // exit K CODE: K exits without finish
+        int k = arg(1);
+        gather_rounds(*s, 1);
+        if (pid == k) {
+            std::exit(arg(2));
+        }
+        gather_rounds(*s, 1);
+        return 3;
+    }
+    if (action == "exit-after-finish") {  // K exits with CODE after a normal finish
+        gather_rounds(*s, 2);
+        s->finish();
+        return pid == arg(1) ? arg(2) : 0;
+    }
+    if (action == "mismatch") {  // 0 finishes while the others gather
+        if (pid == 0) {
+            s->finish();
+        } else {
+            gather_rounds(*s, 1);
+        }
+        return 3;
+    }
+    if (action == "stdin") {  // process 0 echoes its standard input
+        if (pid == 0) {
+            std::string all;
+            char buf[4096];
+            std::size_t n;
+            while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
+                all.append(buf, n);
+            }
+            std::printf("process 0 read %zu bytes: %s", all.size(), all.c_str());
+        } else {
+            int c = std::fgetc(stdin);
+            std::printf("process %d stdin %s\n", pid, c == EOF ? "empty" : "has data");
+        }
+        gather_rounds(*s, 1);
+        s->finish();
+        return 0;
+    }
+    if (action == "where") {  // prints the host bsprun assigned and the test variable
+        const char *h = std::getenv("BSP_HOST");
+        const char *t = std::getenv("BSP_TEST_HOST");
+        std::printf("process %d host %s test %s\n", pid, h ? h : "-", t ? t : "-");
+        gather_rounds(*s, 1);
+        s->finish();
+        return 0;
+    }
+    if (action == "sleep") {  // joins, then sleeps for ever (time limit, signals)
+        gather_rounds(*s, 1);
+        std::printf("process %d: sleeping\n", pid);
+        std::fflush(stdout);
+        wait_forever_computing();
+    }
+    if (action == "orphan") {  // K leaves a grandchild behind, then aborts
+        int k = arg(1);
+        gather_rounds(*s, 1);
+        if (pid == k) {
+            if (::fork() == 0) {
+                ::execlp("sleep", "sleep", "1000", static_cast<char *>(nullptr));
+                ::_exit(127);
+            }
+            s->abort("probe: process " + std::to_string(pid) + " aborts with a child running");
+        }
+        gather_rounds(*s, 1);
+        return 3;
+    }
+    if (action == "lines") {  // many lines per process, for label/interleaving checks
+        for (int i = 0; i < arg(1); ++i) {
+            std::printf("line %d of process %d\n", i, pid);
+        }
+        gather_rounds(*s, 1);
+        s->finish();
+        return 0;
+    }
+    std::fprintf(stderr, "launch_probe: unknown action '%s'\n", action.c_str());
+    s->abort("launch_probe: unknown action");
+}

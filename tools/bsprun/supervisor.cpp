@@ -1,0 +1,660 @@
+#include "supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+#include "job_token.hpp"
+#include "launch_environment.hpp"
+#include "rendezvous_address.hpp"
+#include "wait_status.hpp"
+
+extern char **environ;
+
+namespace bsprun {
+
+using bsp::launch::Outcome;
+using bsp::launch::UniqueFd;
+
+namespace {
+
+std::system_error errno_error(const std::string &what) {
+    return std::system_error(errno, std::generic_category(), what);
+}
+
+void print_line(const std::string &line) {
+    write_all(STDERR_FILENO, line + "\n");
+}
+
+sigset_t handled_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+        sigaddset(&set, s);
+    }
+    return set;
+}
+
+std::string hostname() {
+    char name[HOST_NAME_MAX + 1] = {};
+    if (::gethostname(name, sizeof name - 1) < 0) {
+        return "localhost";
+    }
+    return name;
+}
+
+std::string current_directory() {
+    char buf[PATH_MAX];
+    return ::getcwd(buf, sizeof buf) ? buf : "/";
+}
+
+// Standard input is forwarded unless it is closed, or a terminal this job does not own
+// (bsprun run in the background would be stopped by SIGTTIN).
+bool stdin_forwardable() {
+    if (::fcntl(STDIN_FILENO, F_GETFD) < 0) {
+        return false;
+    }
+    if (::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) != ::getpgrp()) {
+        return false;
+    }
+    return true;
+}
+
+std::pair<UniqueFd, UniqueFd> make_pipe() {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) {
+        throw errno_error("pipe");
+    }
+    return {UniqueFd(p[0]), UniqueFd(p[1])};
+}
+
+}  // namespace
+
+Supervisor::Supervisor(Options options) : options_(std::move(options)) {}
+
+Supervisor::~Supervisor() {
+    remove_rendezvous();
+}
+
+std::string Supervisor::open_rendezvous() {
+    using bsp::launch::RendezvousAddress;
+    bool tcp = wants_tcp_rendezvous(options_);
+    std::string choice = options_.rendezvous.value_or(tcp ? "tcp" : "unix");
+    RendezvousAddress address;
+    if (tcp) {
+        address.kind = RendezvousAddress::Kind::tcp;
+        address.host = hostname();
+        if (choice != "tcp") {
+            if (!choice.starts_with("tcp:")) {
+                throw UsageError("--rendezvous '" + choice +
+                                 "': expected tcp, tcp:HOST or tcp:HOST:PORT");
+            }
+            try {
+                address = RendezvousAddress::parse(choice);
+            } catch (const std::invalid_argument &) {
+                address.host = choice.substr(4);  // tcp:HOST
+            }
+        }
+        if (options_.show) {
+            return "tcp:" + address.host + ":" +
+                   (address.port ? std::to_string(address.port) : "<port>");
+        }
+        listener_ = bsp::launch::listen_on(address);
+        address.port = bsp::launch::bound_tcp_port(listener_.get());
+        return address.to_string();
+    }
+    if (choice == "unix") {
+        const char *tmp = std::getenv("TMPDIR");
+        std::string base = tmp && *tmp ? tmp : "/tmp";
+        if (options_.show) {
+            return "unix:" + base + "/bsprun.XXXXXX/control";
+        }
+        std::string templ = base + "/bsprun.XXXXXX";
+        if (::mkdtemp(templ.data()) == nullptr) {
+            throw errno_error("cannot create a directory in " + base);
+        }
+        socket_dir_ = templ;
+        address.path = templ + "/control";
+    } else {
+        try {
+            address = RendezvousAddress::parse(choice);
+        } catch (const std::invalid_argument &e) {
+            throw UsageError(std::string("--rendezvous: ") + e.what());
+        }
+        if (options_.show) {
+            return address.to_string();
+        }
+    }
+    listener_ = bsp::launch::listen_on(address);
+    socket_path_ = address.path;
+    // Processes in other network namespaces or under other users connect by path.
+    ::chmod(socket_path_.c_str(), 0666);
+    return address.to_string();
+}
+
+void Supervisor::remove_rendezvous() {
+    if (!socket_path_.empty()) {
+        ::unlink(socket_path_.c_str());
+        socket_path_.clear();
+    }
+    if (!socket_dir_.empty()) {
+        ::rmdir(socket_dir_.c_str());
+        socket_dir_.clear();
+    }
+}
+
+int Supervisor::run() {
+    token_ = bsp::launch::make_job_token();
+    std::string rendezvous = open_rendezvous();
+    JobPlan plan = plan_job(options_, rendezvous, token_, current_directory());
+    if (options_.show) {
+        for (const auto &p : plan.processes) {
+            std::cout << show_line(p) << "\n";
+        }
+        std::cout.flush();
+        return 0;
+    }
+    if (options_.verbose) {
+        print_line("bsprun: " + std::to_string(options_.nprocs) + " process" +
+                   (options_.nprocs == 1 ? "" : "es") + ", rendezvous " + rendezvous);
+        for (const auto &p : plan.processes) {
+            print_line("bsprun: process " + std::to_string(p.pid) + " on " +
+                       (p.host.empty() ? "this machine" : p.host) + ": " + show_line(p));
+        }
+    }
+
+    bsp::launch::Coordinator::Options co;
+    co.nprocs = options_.nprocs;
+    co.token = token_;
+    co.name = "bsprun";
+    co.join_timeout = bsp::launch::env::join_timeout();
+    co.describe_loss = [this](int pid) { return describe_loss(pid); };
+    co.on_teardown = [this](const Outcome &o) { on_teardown(o); };
+    coordinator_ = std::make_unique<bsp::launch::Coordinator>(std::move(co));
+    coordinator_->set_listener(std::move(listener_));
+
+    sigset_t set = handled_signals();
+    sigset_t old;
+    ::sigprocmask(SIG_BLOCK, &set, &old);
+    signal_fd_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!signal_fd_) {
+        throw errno_error("signalfd");
+    }
+    ::signal(SIGPIPE, SIG_IGN);
+
+    if (options_.timeout) {
+        deadline_ = Clock::now() +
+                    std::chrono::milliseconds(static_cast<long long>(*options_.timeout * 1000));
+    }
+    start_all(plan);
+    loop();
+    if (outcome_) {
+        // No orphans: whatever is left in the processes' groups goes with the job.
+        for (auto &c : children_) {
+            if (c.os_pid > 0) {
+                ::kill(-c.os_pid, SIGKILL);
+            }
+        }
+    }
+    coordinator_->close_all();
+    remove_rendezvous();
+    if (outcome_ && !outcome_->message.empty()) {
+        print_line(outcome_->message);
+    }
+    int status = exit_status();
+    if (options_.verbose) {
+        print_line("bsprun: job ended with exit status " + std::to_string(status));
+    }
+    return status;
+}
+
+void Supervisor::start_all(const JobPlan &plan) {
+    forward_stdin_ = stdin_forwardable();
+    children_.resize(plan.processes.size());
+    for (std::size_t i = 0; i < plan.processes.size(); ++i) {
+        children_[i].command = plan.processes[i];
+    }
+    for (auto &child : children_) {
+        UniqueFd in;
+        if (child.command.pid == 0 && forward_stdin_) {
+            auto [r, w] = make_pipe();
+            in = std::move(r);
+            stdin_pipe_ = std::move(w);
+            ::fcntl(stdin_pipe_.get(), F_SETFL, O_NONBLOCK);
+        } else {
+            in.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+            if (!in) {
+                throw errno_error("/dev/null");
+            }
+        }
+        if (!start(child, std::move(in))) {
+            break;
+        }
+    }
+}
+
+bool Supervisor::start(Child &child, UniqueFd stdin_fd) {
+    auto [out_r, out_w] = make_pipe();
+    auto [err_r, err_w] = make_pipe();
+    auto [exec_r, exec_w] = make_pipe();
+    std::vector<std::string> env_strings;
+    for (char **e = environ; *e != nullptr; ++e) {
+        std::string_view v(*e);
+        bool replaced = false;
+        for (const auto &add : child.command.env) {
+            if (v.substr(0, v.find('=') + 1) == add.substr(0, add.find('=') + 1)) {
+                replaced = true;
+            }
+        }
+        if (!replaced) {
+            env_strings.emplace_back(v);
+        }
+    }
+    env_strings.insert(env_strings.end(), child.command.env.begin(), child.command.env.end());
+    std::vector<char *> envp, argv;
+    for (auto &s : env_strings) {
+        envp.push_back(s.data());
+    }
+    envp.push_back(nullptr);
+    std::vector<std::string> args = child.command.argv;
+    for (auto &s : args) {
+        argv.push_back(s.data());
+    }
+    argv.push_back(nullptr);
+
+    const pid_t supervisor = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        throw errno_error("fork");
+    }
+    if (pid == 0) {
+        // Child: own process group (so the whole group can be signalled), dies with
+        // bsprun, default signal handling, pipes as stdin/stdout/stderr.
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != supervisor) {
+            ::_exit(127);
+        }
+        ::signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::dup2(stdin_fd.get(), STDIN_FILENO);
+        ::dup2(out_w.get(), STDOUT_FILENO);
+        ::dup2(err_w.get(), STDERR_FILENO);
+        ::execvpe(argv[0], argv.data(), envp.data());
+        int err = errno;
+        ssize_t n = ::write(exec_w.get(), &err, sizeof err);
+        (void)n;
+        ::_exit(127);
+    }
+    ::setpgid(pid, pid);
+    child.os_pid = pid;
+    exec_w.reset();
+    out_w.reset();
+    err_w.reset();
+    int err = 0;
+    ssize_t n;
+    do {
+        n = ::read(exec_r.get(), &err, sizeof err);
+    } while (n < 0 && errno == EINTR);
+    std::string prefix = options_.label ? "[" + std::to_string(child.command.pid) + "] " : "";
+    child.out = std::make_unique<OutputRelay>(std::move(out_r), STDOUT_FILENO, prefix);
+    child.err = std::make_unique<OutputRelay>(std::move(err_r), STDERR_FILENO, prefix);
+    if (n == sizeof err) {
+        end_job({child.command.pid, 127,
+                 "bsprun: cannot run '" + child.command.argv[0] + "' for process " +
+                     std::to_string(child.command.pid) + ": " + std::strerror(err)});
+        return false;
+    }
+    return true;
+}
+
+void Supervisor::loop() {
+    std::vector<pollfd> fds;
+    while (!all_done()) {
+        fds.clear();
+        fds.push_back({signal_fd_.get(), POLLIN, 0});
+        std::size_t stdin_index = 0, stdin_pipe_index = 0;
+        if (stdin_pipe_) {
+            if (stdin_buffer_.empty() && !stdin_eof_) {
+                stdin_index = fds.size();
+                fds.push_back({STDIN_FILENO, POLLIN, 0});
+            } else if (!stdin_buffer_.empty()) {
+                stdin_pipe_index = fds.size();
+                fds.push_back({stdin_pipe_.get(), POLLOUT, 0});
+            }
+        }
+        std::size_t relay_start = fds.size();
+        std::vector<OutputRelay *> relays;
+        for (auto &c : children_) {
+            for (OutputRelay *r : {c.out.get(), c.err.get()}) {
+                if (r != nullptr && r->open()) {
+                    relays.push_back(r);
+                    fds.push_back({r->fd(), POLLIN, 0});
+                }
+            }
+        }
+        std::size_t coordinator_start = fds.size();
+        coordinator_->append_pollfds(fds);
+
+        std::optional<Clock::time_point> wake;
+        auto consider = [&wake](std::optional<Clock::time_point> t) {
+            if (t && (!wake || *t < *wake)) {
+                wake = t;
+            }
+        };
+        consider(kill_at_);
+        consider(deadline_);
+        consider(drain_until_);
+        consider(coordinator_->next_deadline());
+        for (OutputRelay *r : relays) {
+            Clock::time_point due;
+            if (r->partial_due(due)) {
+                consider(due);
+            }
+        }
+        int timeout = -1;
+        if (wake) {
+            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now());
+            timeout = static_cast<int>(std::max<long long>(0, ms.count() + 1));
+        }
+        int n = ::poll(fds.data(), fds.size(), timeout);
+        if (n < 0 && errno != EINTR) {
+            throw errno_error("poll");
+        }
+        if (n > 0) {
+            if (fds[0].revents != 0) {
+                signalfd_siginfo si;
+                while (::read(signal_fd_.get(), &si, sizeof si) == sizeof si) {
+                    if (si.ssi_signo == SIGCHLD) {
+                        reap_children();
+                    } else {
+                        on_signal(static_cast<int>(si.ssi_signo));
+                    }
+                }
+            }
+            if (stdin_index != 0 && fds[stdin_index].revents != 0) {
+                forward_stdin_readable();
+            }
+            if (stdin_pipe_index != 0 && fds[stdin_pipe_index].revents != 0) {
+                forward_stdin_writable();
+            }
+            for (std::size_t i = 0; i < relays.size(); ++i) {
+                if (fds[relay_start + i].revents != 0) {
+                    relays[i]->on_readable();
+                }
+            }
+            for (std::size_t i = coordinator_start; i < fds.size(); ++i) {
+                if (fds[i].revents != 0) {
+                    coordinator_->handle(fds[i]);
+                }
+            }
+        }
+        auto now = Clock::now();
+        for (OutputRelay *r : relays) {
+            Clock::time_point due;
+            if (r->open() && r->partial_due(due) && due <= now) {
+                r->flush_partial();
+            }
+        }
+        coordinator_->on_time(now);
+        if (deadline_ && now >= *deadline_) {
+            deadline_.reset();
+            std::string s = std::to_string(*options_.timeout);
+            s.erase(s.find_last_not_of('0') + 1);
+            if (s.back() == '.') {
+                s.pop_back();
+            }
+            end_job({-1, 124, "bsprun: time limit of " + s + " s exceeded; job ended"});
+        }
+        if (zero_exit_unjoined_ && coordinator_->joined_count() > 0) {
+            zero_exit_unjoined_ = false;
+            end_job({zero_exit_pid_, 1,
+                     "bsprun: process " + std::to_string(zero_exit_pid_) +
+                         " exited without joining the job (it never called bsp_begin)"});
+        }
+        if (kill_at_ && now >= *kill_at_) {
+            kill_at_.reset();
+            killed_ = true;
+            for (auto &c : children_) {
+                if (c.os_pid > 0) {
+                    ::kill(-c.os_pid, SIGKILL);
+                }
+            }
+        }
+        if (drain_until_ && now >= *drain_until_) {
+            // Every process has ended; whatever still holds their pipes open (a
+            // background grandchild left in its process group) is ended too.
+            drain_until_.reset();
+            for (auto &c : children_) {
+                if (c.os_pid > 0) {
+                    ::kill(-c.os_pid, SIGKILL);
+                }
+            }
+            for (auto &c : children_) {
+                for (OutputRelay *r : {c.out.get(), c.err.get()}) {
+                    if (r != nullptr && r->open()) {
+                        r->close();
+                    }
+                }
+            }
+        }
+    }
+}
+
+bool Supervisor::all_done() const {
+    for (const auto &c : children_) {
+        if (c.os_pid > 0 && !c.wstatus) {
+            return false;
+        }
+        for (const OutputRelay *r : {c.out.get(), c.err.get()}) {
+            if (r != nullptr && r->open()) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+void Supervisor::reap_children() {
+    for (;;) {
+        int ws = 0;
+        pid_t pid = ::waitpid(-1, &ws, WNOHANG);
+        if (pid <= 0) {
+            break;
+        }
+        for (auto &c : children_) {
+            if (c.os_pid == pid) {
+                c.wstatus = ws;
+                on_child_exit(c);
+            }
+        }
+    }
+    bool all_reaped = true;
+    for (const auto &c : children_) {
+        all_reaped = all_reaped && (c.os_pid <= 0 || c.wstatus);
+    }
+    if (all_reaped && !drain_until_) {
+        drain_until_ = Clock::now() + std::chrono::seconds(1);
+    }
+}
+
+void Supervisor::on_child_exit(Child &child) {
+    int pid = child.command.pid;
+    if (pid == 0) {
+        close_stdin_forwarding();
+    }
+    if (outcome_ || coordinator_->state() != bsp::launch::Coordinator::State::running) {
+        return;
+    }
+    int ws = *child.wstatus;
+    if (coordinator_->has_joined(pid)) {
+        end_job(describe_loss(pid));
+        return;
+    }
+    int status = bsp::launch::shell_status(ws);
+    if (status != 0) {
+        end_job({pid, status,
+                 "bsprun: process " + std::to_string(pid) + " " +
+                     bsp::launch::describe_wait_status(ws) + " before joining the job"});
+    } else if (!zero_exit_unjoined_) {
+        // A program that is not a BSP program may run under bsprun; only when others
+        // joined is its leaving an error (they would wait for it for ever).
+        zero_exit_unjoined_ = true;
+        zero_exit_pid_ = pid;
+    }
+}
+
+Outcome Supervisor::describe_loss(int pid) {
+    Child &child = children_[static_cast<std::size_t>(pid)];
+    auto until = Clock::now() + std::chrono::seconds(1);
+    while (!child.wstatus && Clock::now() < until) {
+        int ws = 0;
+        if (::waitpid(child.os_pid, &ws, WNOHANG) == child.os_pid) {
+            child.wstatus = ws;
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::string who = "bsprun: process " + std::to_string(pid);
+    if (!child.wstatus) {
+        return {pid, 1, who + " closed its control connection before bsp_end"};
+    }
+    if (pid == 0) {
+        close_stdin_forwarding();
+    }
+    int status = bsp::launch::shell_status(*child.wstatus);
+    return {pid, status == 0 ? 1 : status,
+            who + " " + bsp::launch::describe_wait_status(*child.wstatus) + " before bsp_end"};
+}
+
+void Supervisor::end_job(const Outcome &outcome) {
+    if (coordinator_->state() == bsp::launch::Coordinator::State::running) {
+        coordinator_->tear_down(outcome);  // calls on_teardown
+    } else {
+        on_teardown(outcome);
+    }
+}
+
+void Supervisor::on_teardown(const Outcome &outcome) {
+    if (outcome_) {
+        return;
+    }
+    outcome_ = outcome;
+    // Joined processes are told through their control connection and end by
+    // themselves; the others are asked with SIGTERM. SIGKILL follows after the grace.
+    signal_groups(SIGTERM, true);
+    kill_at_ =
+        Clock::now() + std::chrono::milliseconds(static_cast<long long>(options_.grace * 1000));
+}
+
+void Supervisor::signal_groups(int sig, bool only_unjoined) {
+    for (auto &c : children_) {
+        if (c.os_pid <= 0 || c.wstatus) {
+            continue;
+        }
+        if (only_unjoined && coordinator_->connected(c.command.pid)) {
+            continue;
+        }
+        ::kill(-c.os_pid, sig);
+    }
+}
+
+void Supervisor::on_signal(int sig) {
+    ++signals_seen_;
+    if (signals_seen_ > 1) {
+        for (auto &c : children_) {
+            if (c.os_pid > 0) {
+                ::kill(-c.os_pid, SIGKILL);
+            }
+        }
+        killed_ = true;
+        return;
+    }
+    signal_groups(sig, false);
+    end_job(
+        {-1, 128 + sig, std::string("bsprun: received ") + ::sigabbrev_np(sig) + "; job ended"});
+}
+
+void Supervisor::forward_stdin_readable() {
+    char buf[65536];
+    ssize_t n;
+    do {
+        n = ::read(STDIN_FILENO, buf, sizeof buf);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN) {
+        return;
+    }
+    if (n <= 0) {
+        stdin_eof_ = true;
+        close_stdin_forwarding();
+        return;
+    }
+    stdin_buffer_.append(buf, static_cast<std::size_t>(n));
+    forward_stdin_writable();
+}
+
+void Supervisor::forward_stdin_writable() {
+    while (!stdin_buffer_.empty()) {
+        ssize_t n = ::write(stdin_pipe_.get(), stdin_buffer_.data(), stdin_buffer_.size());
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (errno == EAGAIN) {
+                return;
+            }
+            // Process 0 closed its standard input: nothing more to forward.
+            stdin_buffer_.clear();
+            stdin_eof_ = true;
+            stdin_pipe_.reset();
+            return;
+        }
+        stdin_buffer_.erase(0, static_cast<std::size_t>(n));
+    }
+    if (stdin_eof_) {
+        stdin_pipe_.reset();
+    }
+}
+
+void Supervisor::close_stdin_forwarding() {
+    if (stdin_buffer_.empty() || stdin_eof_) {
+        stdin_eof_ = true;
+    }
+    if (stdin_buffer_.empty()) {
+        stdin_pipe_.reset();
+    }
+}
+
+int Supervisor::exit_status() const {
+    if (outcome_) {
+        return outcome_->status;
+    }
+    for (const auto &c : children_) {
+        if (c.wstatus) {
+            int s = bsp::launch::shell_status(*c.wstatus);
+            if (s != 0) {
+                return s;
+            }
+        }
+    }
+    return 0;
+}
+
+}  // namespace bsprun

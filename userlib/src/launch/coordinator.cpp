@@ -1,0 +1,406 @@
+#include "coordinator.hpp"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "rendezvous_address.hpp"
+
+namespace bsp::launch {
+
+struct Coordinator::Connection {
+    UniqueFd fd;
+    wire::Reader reader;
+    int pid = -1;  // known after the hello
+    bool closed = false;
+};
+
+namespace {
+
+// A process that stops reading its control connection must not stall the coordinator.
+void bound_send_time(int fd) {
+    timeval tv{};
+    tv.tv_sec = 5;
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+std::string pid_list(const std::vector<int> &pids) {
+    std::string s;
+    for (int p : pids) {
+        s += (s.empty() ? "" : ", ") + std::to_string(p);
+    }
+    return s;
+}
+
+}  // namespace
+
+Coordinator::Coordinator(Options options)
+    : options_(std::move(options)),
+      round_(static_cast<std::size_t>(options_.nprocs)),
+      joined_(static_cast<std::size_t>(options_.nprocs), false),
+      finishing_(static_cast<std::size_t>(options_.nprocs), false) {
+    if (options_.nprocs < 1) {
+        throw std::invalid_argument("coordinator: nprocs must be at least 1");
+    }
+    if (!options_.describe_loss) {
+        throw std::invalid_argument("coordinator: describe_loss is required");
+    }
+}
+
+Coordinator::~Coordinator() = default;
+
+void Coordinator::set_listener(UniqueFd listener) {
+    listener_ = std::move(listener);
+}
+
+void Coordinator::adopt(UniqueFd connection) {
+    bound_send_time(connection.get());
+    auto c = std::make_unique<Connection>();
+    c->fd = std::move(connection);
+    connections_.push_back(std::move(c));
+}
+
+void Coordinator::append_pollfds(std::vector<pollfd> &fds) const {
+    if (listener_ && state_ == State::running) {
+        fds.push_back({listener_.get(), POLLIN, 0});
+    }
+    for (const auto &c : connections_) {
+        if (!c->closed) {
+            fds.push_back({c->fd.get(), POLLIN, 0});
+        }
+    }
+}
+
+bool Coordinator::handle(const pollfd &ready) {
+    if (listener_ && ready.fd == listener_.get()) {
+        if (ready.revents & POLLIN) {
+            accept_new();
+        }
+        return true;
+    }
+    for (std::size_t i = 0; i < connections_.size(); ++i) {
+        Connection &c = *connections_[i];
+        if (!c.closed && c.fd.get() == ready.fd) {
+            if (ready.revents & (POLLIN | POLLHUP | POLLERR)) {
+                read_from(c);
+            }
+            compact();
+            return true;
+        }
+    }
+    return false;
+}
+
+void Coordinator::accept_new() {
+    UniqueFd fd = accept_connection(listener_.get());
+    if (fd) {
+        adopt(std::move(fd));
+    }
+}
+
+void Coordinator::read_from(Connection &c) {
+    for (;;) {
+        auto r = c.reader.fill(c.fd.get());
+        if (r == wire::Reader::Fill::would_block) {
+            return;
+        }
+        if (r == wire::Reader::Fill::eof || r == wire::Reader::Fill::error) {
+            lost(c);
+            return;
+        }
+        try {
+            while (auto m = c.reader.next()) {
+                dispatch(c, *m);
+                if (c.closed) {
+                    return;
+                }
+            }
+        } catch (const std::exception &e) {
+            if (c.pid >= 0 && state_ == State::running) {
+                tear_down_internal({c.pid, 1,
+                                    options_.name + ": process " + std::to_string(c.pid) +
+                                        " broke the control protocol: " + e.what()},
+                                   nullptr);
+            }
+            c.closed = true;
+            c.fd.reset();
+            return;
+        }
+    }
+}
+
+void Coordinator::dispatch(Connection &c, wire::Message &m) {
+    if (c.pid < 0) {
+        if (m.type != wire::Type::hello) {
+            throw std::runtime_error("first message is not a hello");
+        }
+        on_hello(c, m);
+        return;
+    }
+    switch (m.type) {
+        case wire::Type::allgather:
+            on_allgather(c, m);
+            break;
+        case wire::Type::finish:
+            on_finish(c);
+            break;
+        case wire::Type::abort:
+            on_abort(c, m);
+            break;
+        default:
+            throw std::runtime_error("unexpected message type " +
+                                     std::to_string(static_cast<unsigned>(m.type)));
+    }
+}
+
+void Coordinator::on_hello(Connection &c, const wire::Message &m) {
+    wire::Decoder d(m.body);
+    std::uint32_t version = d.u32();
+    std::uint32_t pid = d.u32();
+    std::uint32_t nprocs = d.u32();
+    std::string token = d.string();
+    if (version != wire::kVersion || token != options_.token) {
+        // Not a process of this job (a stray or stale process): refuse it quietly.
+        std::fprintf(stderr, "%s: refused a control connection that is not from this job\n",
+                     options_.name.c_str());
+        c.closed = true;
+        c.fd.reset();
+        return;
+    }
+    std::string problem;
+    if (static_cast<int>(nprocs) != options_.nprocs) {
+        problem = "process " + std::to_string(pid) + " believes the job has " +
+                  std::to_string(nprocs) + " processes, not " + std::to_string(options_.nprocs);
+    } else if (pid >= nprocs) {
+        problem = "a process joined with pid " + std::to_string(pid) + " outside 0.." +
+                  std::to_string(options_.nprocs - 1);
+    } else if (joined_[pid]) {
+        problem = "two processes joined with the same pid " + std::to_string(pid);
+    }
+    if (!problem.empty()) {
+        c.closed = true;
+        c.fd.reset();
+        if (state_ == State::running) {
+            tear_down_internal({-1, 1, options_.name + ": " + problem}, nullptr);
+        }
+        return;
+    }
+    c.pid = static_cast<int>(pid);
+    joined_[pid] = true;
+    if (!first_join_) {
+        first_join_ = Clock::now();
+    }
+    if (state_ == State::torn_down) {
+        std::vector<std::byte> body = wire::Encoder().u32(outcome_->status).data();
+        wire::send_message(c.fd.get(), wire::Type::teardown, body);
+    }
+}
+
+void Coordinator::on_allgather(Connection &c, wire::Message &m) {
+    if (state_ != State::running) {
+        return;
+    }
+    auto &slot = round_[static_cast<std::size_t>(c.pid)];
+    if (slot) {
+        throw std::runtime_error("two allgather contributions in one round");
+    }
+    if (finishing_[static_cast<std::size_t>(c.pid)]) {
+        throw std::runtime_error("allgather after finish");
+    }
+    slot = std::move(m.body);
+    ++contributed_;
+    check_mismatch();
+    if (state_ == State::running && contributed_ == options_.nprocs) {
+        complete_round();
+    }
+}
+
+void Coordinator::complete_round() {
+    wire::Encoder e;
+    e.u32(static_cast<std::uint32_t>(options_.nprocs));
+    for (auto &slot : round_) {
+        e.bytes(*slot);
+        slot.reset();
+    }
+    contributed_ = 0;
+    broadcast(wire::Type::gathered, e.data(), nullptr);
+}
+
+void Coordinator::on_finish(Connection &c) {
+    if (state_ != State::running) {
+        return;
+    }
+    if (finishing_[static_cast<std::size_t>(c.pid)]) {
+        throw std::runtime_error("finish called twice");
+    }
+    finishing_[static_cast<std::size_t>(c.pid)] = true;
+    ++finishing_count_;
+    check_mismatch();
+    if (state_ == State::running && finishing_count_ == options_.nprocs) {
+        state_ = State::finished;
+        broadcast(wire::Type::finished, {}, nullptr);
+        listener_.reset();
+    }
+}
+
+// Collectives are matched by order: a process in finish() while another waits in an
+// allgather round can never complete; say so instead of hanging.
+void Coordinator::check_mismatch() {
+    if (contributed_ == 0 || finishing_count_ == 0) {
+        return;
+    }
+    std::vector<int> in_finish, in_gather;
+    for (int p = 0; p < options_.nprocs; ++p) {
+        if (finishing_[static_cast<std::size_t>(p)]) {
+            in_finish.push_back(p);
+        }
+        if (round_[static_cast<std::size_t>(p)]) {
+            in_gather.push_back(p);
+        }
+    }
+    tear_down_internal(
+        {in_finish.front(), 1,
+         options_.name + ": processes disagree on the next collective: process(es) " +
+             pid_list(in_finish) + " ended the job (finish) while process(es) " +
+             pid_list(in_gather) + " wait in an allgather (collective calls must match)"},
+        nullptr);
+}
+
+void Coordinator::on_abort(Connection &c, const wire::Message &m) {
+    wire::Decoder d(m.body);
+    int status = static_cast<int>(d.u32());
+    std::string message = d.string();
+    while (!message.empty() && message.back() == '\n') {
+        message.pop_back();
+    }
+    if (message.empty()) {
+        message = options_.name + ": process " + std::to_string(c.pid) + " aborted";
+    }
+    if (state_ == State::running) {
+        tear_down_internal({c.pid, status, message}, &c);
+        return;
+    }
+    // Already over: this abort is not the first, so it prints nothing.
+    int final_status = outcome_ ? outcome_->status : status;
+    std::vector<std::byte> body =
+        wire::Encoder().u32(static_cast<std::uint32_t>(final_status)).data();
+    wire::send_message(c.fd.get(), wire::Type::abort_ack, body);
+}
+
+void Coordinator::lost(Connection &c) {
+    c.closed = true;
+    c.fd.reset();
+    if (c.pid < 0 || state_ != State::running) {
+        return;
+    }
+    tear_down_internal(options_.describe_loss(c.pid), nullptr);
+}
+
+void Coordinator::tear_down(const Outcome &outcome) {
+    if (state_ == State::running) {
+        tear_down_internal(outcome, nullptr);
+        compact();
+    }
+}
+
+void Coordinator::tear_down_internal(const Outcome &outcome, Connection *aborter) {
+    if (state_ != State::running) {
+        return;
+    }
+    state_ = State::torn_down;
+    outcome_ = outcome;
+    listener_.reset();
+    if (options_.on_teardown) {
+        options_.on_teardown(*outcome_);
+    }
+    std::vector<std::byte> body =
+        wire::Encoder().u32(static_cast<std::uint32_t>(outcome.status)).data();
+    broadcast(wire::Type::teardown, body, aborter);
+}
+
+// Highest pid first: in-process clients (spawn_local, Slurm rank 0) are pid 0 and may
+// exit as soon as they are told, so everybody else is told before them. The aborting
+// process (if any) gets abort_ack instead of the broadcast message.
+void Coordinator::broadcast(wire::Type type, const std::vector<std::byte> &body,
+                            Connection *aborter) {
+    std::vector<Connection *> order;
+    for (auto &c : connections_) {
+        if (!c->closed && c->pid >= 0) {
+            order.push_back(c.get());
+        }
+    }
+    std::sort(order.begin(), order.end(),
+              [](const Connection *a, const Connection *b) { return a->pid > b->pid; });
+    for (Connection *c : order) {
+        wire::send_message(c->fd.get(), c == aborter ? wire::Type::abort_ack : type, body);
+    }
+}
+
+std::optional<Coordinator::Clock::time_point> Coordinator::next_deadline() const {
+    if (state_ == State::running && first_join_ && joined_count() < options_.nprocs) {
+        return *first_join_ + options_.join_timeout;
+    }
+    return std::nullopt;
+}
+
+void Coordinator::on_time(Clock::time_point now) {
+    auto deadline = next_deadline();
+    if (!deadline || now < *deadline) {
+        return;
+    }
+    std::vector<int> missing;
+    for (int p = 0; p < options_.nprocs; ++p) {
+        if (!joined_[static_cast<std::size_t>(p)]) {
+            missing.push_back(p);
+        }
+    }
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(options_.join_timeout).count();
+    tear_down({-1, 1,
+               options_.name + ": only " + std::to_string(joined_count()) + " of " +
+                   std::to_string(options_.nprocs) + " processes joined the job within " +
+                   std::to_string(secs) + " s (missing: " + pid_list(missing) + ")"});
+}
+
+bool Coordinator::has_joined(int pid) const {
+    return pid >= 0 && pid < options_.nprocs && joined_[static_cast<std::size_t>(pid)];
+}
+
+int Coordinator::joined_count() const {
+    return static_cast<int>(std::count(joined_.begin(), joined_.end(), true));
+}
+
+bool Coordinator::finish_called(int pid) const {
+    return pid >= 0 && pid < options_.nprocs && finishing_[static_cast<std::size_t>(pid)];
+}
+
+Coordinator::Connection *Coordinator::by_pid(int pid) const {
+    for (const auto &c : connections_) {
+        if (!c->closed && c->pid == pid) {
+            return c.get();
+        }
+    }
+    return nullptr;
+}
+
+bool Coordinator::connected(int pid) const {
+    return by_pid(pid) != nullptr;
+}
+
+bool Coordinator::quiet() const {
+    return std::none_of(connections_.begin(), connections_.end(),
+                        [](const auto &c) { return !c->closed; });
+}
+
+void Coordinator::close_all() {
+    listener_.reset();
+    connections_.clear();
+}
+
+void Coordinator::compact() {
+    std::erase_if(connections_, [](const auto &c) { return c->closed; });
+}
+
+}  // namespace bsp::launch

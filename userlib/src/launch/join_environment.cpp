@@ -1,0 +1,154 @@
+// Session::join_from_environment: bsprun's BSP_* variables, else an srun step, else none.
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include "client_session.hpp"
+#include "coordinator_thread.hpp"
+#include "launch_environment.hpp"
+#include "rendezvous_address.hpp"
+#include "session.hpp"
+#include "slurm_step.hpp"
+
+namespace bsp::launch {
+
+namespace env {
+
+std::chrono::milliseconds join_timeout() {
+    const char *v = std::getenv(kJoinTimeout);
+    if (v == nullptr) {
+        return std::chrono::seconds(60);
+    }
+    char *end = nullptr;
+    double s = std::strtod(v, &end);
+    if (*v == '\0' || *end != '\0' || !(s > 0) || s > 1e6) {
+        throw std::runtime_error(std::string("bsp: ") + kJoinTimeout + "='" + v +
+                                 "' is not a positive number of seconds");
+    }
+    return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+}  // namespace env
+
+namespace {
+
+const char *required(const char *name) {
+    const char *v = std::getenv(name);
+    if (v == nullptr || *v == '\0') {
+        throw std::runtime_error(std::string("bsp: ") + env::kPid +
+                                 " is set (started by bsprun) but " + name + " is missing");
+    }
+    return v;
+}
+
+int parse_int(const char *name, const char *value) {
+    std::string_view s(value);
+    int v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || v < 0) {
+        throw std::runtime_error(std::string("bsp: ") + name + "='" + value +
+                                 "' is not a non-negative integer");
+    }
+    return v;
+}
+
+RendezvousAddress parse_address(const char *value) {
+    try {
+        return RendezvousAddress::parse(value);
+    } catch (const std::invalid_argument &e) {
+        throw std::runtime_error(std::string("bsp: ") + env::kRendezvous + ": " + e.what());
+    }
+}
+
+UniqueFd reach(const RendezvousAddress &address, int pid) {
+    try {
+        return connect_to(address, std::chrono::steady_clock::now() + env::join_timeout());
+    } catch (const std::system_error &e) {
+        throw std::system_error(e.code(), "bsp: process " + std::to_string(pid) +
+                                              " cannot reach the job coordinator: " + e.what());
+    }
+}
+
+// The coordinator of an srun step runs on a thread of rank 0.
+class InProcessCoordinator final : public SessionCompanion {
+  public:
+    explicit InProcessCoordinator(std::unique_ptr<Coordinator> c) : thread_(std::move(c)) {}
+    void after_finish() override {
+        thread_.wait_done(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+        thread_.stop();
+    }
+    void before_exit() override { thread_.request_stop(); }
+
+  private:
+    CoordinatorThread thread_;
+};
+
+std::unique_ptr<Session> join_slurm(const SlurmStep &step) {
+    if (step.procid != 0) {
+        return std::make_unique<ClientSession>(step.procid, step.ntasks, step.token,
+                                               reach(step.rendezvous, step.procid));
+    }
+    UniqueFd listener;
+    try {
+        RendezvousAddress bind_address = step.rendezvous;
+        listener = listen_on(bind_address);
+    } catch (const std::system_error &e) {
+        throw std::system_error(e.code(), "bsp: Slurm task 0 cannot listen for the job at " +
+                                              step.rendezvous.to_string() +
+                                              " (set BSP_RENDEZVOUS to choose another address)");
+    }
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+        throw std::system_error(errno, std::generic_category(), "socketpair");
+    }
+    UniqueFd mine(pair[0]), coordinator_end(pair[1]);
+    Coordinator::Options options;
+    options.nprocs = step.ntasks;
+    options.token = step.token;
+    options.name = "bsp";
+    options.join_timeout = env::join_timeout();
+    options.describe_loss = [](int pid) {
+        return Outcome{pid, 1,
+                       "bsp: process " + std::to_string(pid) +
+                           " lost its control connection before bsp_end (it died or was killed)"};
+    };
+    options.on_teardown = [](const Outcome &o) {
+        std::string line = o.message + "\n";
+        std::fputs(line.c_str(), stderr);
+        std::fflush(stderr);
+    };
+    auto coordinator = std::make_unique<Coordinator>(std::move(options));
+    coordinator->set_listener(std::move(listener));
+    coordinator->adopt(std::move(coordinator_end));
+    auto companion = std::make_unique<InProcessCoordinator>(std::move(coordinator));
+    return std::make_unique<ClientSession>(0, step.ntasks, step.token, std::move(mine),
+                                           std::move(companion));
+}
+
+}  // namespace
+
+std::unique_ptr<Session> Session::join_from_environment() {
+    if (std::getenv(env::kPid) != nullptr) {
+        int pid = parse_int(env::kPid, required(env::kPid));
+        int nprocs = parse_int(env::kNprocs, required(env::kNprocs));
+        if (nprocs < 1 || pid >= nprocs) {
+            throw std::runtime_error(
+                "bsp: BSP_PID=" + std::to_string(pid) +
+                " is outside 0..BSP_NPROCS-1 (BSP_NPROCS=" + std::to_string(nprocs) + ")");
+        }
+        RendezvousAddress address = parse_address(required(env::kRendezvous));
+        std::string token = required(env::kJob);
+        return std::make_unique<ClientSession>(pid, nprocs, token, reach(address, pid));
+    }
+    if (auto step = SlurmStep::from_environment()) {
+        return join_slurm(*step);
+    }
+    return nullptr;
+}
+
+}  // namespace bsp::launch

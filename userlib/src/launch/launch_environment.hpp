@@ -1,0 +1,21 @@
+// The environment contract between bsprun and the processes it starts
+// (Documentation/launch.rst, "Environment").
+#pragma once
+
+#include <chrono>
+
+namespace bsp::launch::env {
+
+inline constexpr const char *kPid = "BSP_PID";                   // 0..nprocs-1
+inline constexpr const char *kNprocs = "BSP_NPROCS";             // number of processes
+inline constexpr const char *kRendezvous = "BSP_RENDEZVOUS";     // unix:/path or tcp:host:port
+inline constexpr const char *kJob = "BSP_JOB";                   // job token (hex)
+inline constexpr const char *kHost = "BSP_HOST";                 // host-list entry (informative)
+inline constexpr const char *kVerbose = "BSP_VERBOSE";           // "1": runtime reports transport
+inline constexpr const char *kJoinTimeout = "BSP_JOIN_TIMEOUT";  // seconds, default 60
+
+// BSP_JOIN_TIMEOUT (seconds, may be fractional) or 60 s. Throws std::runtime_error on a
+// malformed value.
+std::chrono::milliseconds join_timeout();
+
+}  // namespace bsp::launch::env

@@ -1,0 +1,215 @@
+// Session::spawn_local: a program started directly forks its own processes. The caller
+// becomes pid 0 and runs the coordinator on a thread; each child is pid 1..nprocs-1.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "client_session.hpp"
+#include "coordinator_thread.hpp"
+#include "job_token.hpp"
+#include "launch_environment.hpp"
+#include "session.hpp"
+#include "wait_status.hpp"
+
+namespace bsp::launch {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The children of the calling process, reaped by whichever thread asks first.
+class Children {
+  public:
+    explicit Children(std::vector<pid_t> pids) : pids_(std::move(pids)), status_(pids_.size()) {}
+
+    // Waits for child `index` until the deadline; its wait status if it ended.
+    std::optional<int> reap(std::size_t index, Clock::time_point deadline) {
+        for (;;) {
+            {
+                std::lock_guard lock(mutex_);
+                if (status_[index]) {
+                    return status_[index];
+                }
+                int ws = 0;
+                pid_t r = ::waitpid(pids_[index], &ws, WNOHANG);
+                if (r == pids_[index]) {
+                    status_[index] = ws;
+                    return ws;
+                }
+                if (r < 0 && errno != EINTR) {
+                    return std::nullopt;  // not ours any more (reaped elsewhere)
+                }
+            }
+            if (Clock::now() >= deadline) {
+                return std::nullopt;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+
+    // Waits for every child until the deadline, then kills and reaps the rest.
+    void reap_all(Clock::time_point deadline) {
+        for (std::size_t i = 0; i < pids_.size(); ++i) {
+            if (!reap(i, deadline)) {
+                std::lock_guard lock(mutex_);
+                ::kill(pids_[i], SIGKILL);
+                int ws = 0;
+                while (::waitpid(pids_[i], &ws, 0) < 0 && errno == EINTR) {
+                }
+                status_[i] = ws;
+            }
+        }
+    }
+
+    // Blocks until every child has ended.
+    void wait_all() {
+        for (std::size_t i = 0; i < pids_.size(); ++i) {
+            std::lock_guard lock(mutex_);
+            if (!status_[i]) {
+                int ws = 0;
+                while (::waitpid(pids_[i], &ws, 0) < 0 && errno == EINTR) {
+                }
+                status_[i] = ws;
+            }
+        }
+    }
+
+  private:
+    std::mutex mutex_;
+    std::vector<pid_t> pids_;  // index = bsp pid - 1
+    std::vector<std::optional<int>> status_;
+};
+
+// Pid 0: owns the coordinator thread and the children.
+class SpawnParent final : public SessionCompanion {
+  public:
+    SpawnParent(std::shared_ptr<Children> children, std::unique_ptr<Coordinator> coordinator)
+        : children_(std::move(children)), thread_(std::move(coordinator)) {}
+
+    ~SpawnParent() override {
+        // The session closed its connection before this runs; if it had not finished,
+        // the coordinator is tearing the children down now.
+        thread_.wait_done(Clock::now() + std::chrono::seconds(5));
+        thread_.stop();
+        children_->wait_all();
+    }
+    void after_finish() override {
+        thread_.wait_done(Clock::now() + std::chrono::seconds(5));
+        thread_.stop();
+    }
+    void before_exit() override {
+        // The children were told (they are told before pid 0); let them flush and end.
+        children_->reap_all(Clock::now() + std::chrono::seconds(2));
+        thread_.request_stop();
+    }
+
+  private:
+    std::shared_ptr<Children> children_;
+    CoordinatorThread thread_;
+};
+
+// Pids 1..: die with the parent until the job has finished; afterwards they may
+// outlive it (the parent waits for them anyway).
+class SpawnChild final : public SessionCompanion {
+  public:
+    void after_finish() override { ::prctl(PR_SET_PDEATHSIG, 0); }
+};
+
+Outcome describe_child_loss(Children &children, int pid) {
+    if (pid == 0) {
+        return {0, 1, "bsp: process 0 left the job before bsp_end"};
+    }
+    auto ws =
+        children.reap(static_cast<std::size_t>(pid - 1), Clock::now() + std::chrono::seconds(1));
+    std::string who = "bsp: process " + std::to_string(pid);
+    if (!ws) {
+        return {pid, 1, who + " closed its control connection before bsp_end"};
+    }
+    int status = shell_status(*ws);
+    return {pid, status == 0 ? 1 : status,
+            who + " " + describe_wait_status(*ws) + " before bsp_end"};
+}
+
+}  // namespace
+
+std::unique_ptr<Session> Session::spawn_local(int nprocs) {
+    if (nprocs < 1) {
+        throw std::invalid_argument("bsp::launch::Session::spawn_local: nprocs " +
+                                    std::to_string(nprocs) + " is not positive");
+    }
+    std::string token = make_job_token();
+    std::vector<UniqueFd> coordinator_ends, process_ends;
+    for (int i = 0; i < nprocs; ++i) {
+        int pair[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+            throw std::system_error(errno, std::generic_category(), "socketpair");
+        }
+        coordinator_ends.emplace_back(pair[0]);
+        process_ends.emplace_back(pair[1]);
+    }
+    // Buffered output must not be written twice (once by each process).
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    const pid_t parent = ::getpid();
+    std::vector<pid_t> pids;
+    for (int i = 1; i < nprocs; ++i) {
+        pid_t child = ::fork();
+        if (child < 0) {
+            int err = errno;
+            for (pid_t p : pids) {
+                ::kill(p, SIGKILL);
+                ::waitpid(p, nullptr, 0);
+            }
+            throw std::system_error(err, std::generic_category(),
+                                    "bsp: cannot fork process " + std::to_string(i));
+        }
+        if (child == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent) {
+                ::_exit(1);
+            }
+            UniqueFd mine = std::move(process_ends[static_cast<std::size_t>(i)]);
+            coordinator_ends.clear();
+            process_ends.clear();
+            return std::make_unique<ClientSession>(i, nprocs, token, std::move(mine),
+                                                   std::make_unique<SpawnChild>());
+        }
+        pids.push_back(child);
+    }
+    auto children = std::make_shared<Children>(std::move(pids));
+    Coordinator::Options options;
+    options.nprocs = nprocs;
+    options.token = token;
+    options.name = "bsp";
+    options.join_timeout = env::join_timeout();
+    options.describe_loss = [children](int pid) { return describe_child_loss(*children, pid); };
+    options.on_teardown = [](const Outcome &o) {
+        std::string line = o.message + "\n";
+        std::fputs(line.c_str(), stderr);
+        std::fflush(stderr);
+    };
+    auto coordinator = std::make_unique<Coordinator>(std::move(options));
+    for (auto &end : coordinator_ends) {
+        coordinator->adopt(std::move(end));
+    }
+    UniqueFd mine = std::move(process_ends[0]);
+    process_ends.clear();
+    auto companion = std::make_unique<SpawnParent>(children, std::move(coordinator));
+    return std::make_unique<ClientSession>(0, nprocs, token, std::move(mine), std::move(companion));
+}
+
+}  // namespace bsp::launch

@@ -1,0 +1,81 @@
+// Control protocol between the processes of a job and its coordinator (bsprun, the
+// Slurm rank-0 process or the parent of spawn_local). Length-prefixed messages over a
+// stream socket, integers in network byte order. Specified in Documentation/launch.rst.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bsp::launch::wire {
+
+inline constexpr std::uint32_t kVersion = 1;
+// Upper bound of one message body; allgather contributions are far smaller.
+inline constexpr std::uint32_t kMaxBody = 64u << 20;
+
+enum class Type : std::uint32_t {
+    hello = 1,      // process -> coordinator: version, pid, nprocs, job token
+    allgather = 2,  // process -> coordinator: this process's blob of the current round
+    finish = 3,     // process -> coordinator: entered finish()
+    abort = 4,      // process -> coordinator: exit status, message
+    gathered = 5,   // coordinator -> process: nprocs blobs indexed by pid
+    finished = 6,   // coordinator -> process: every process called finish()
+    teardown = 7,   // coordinator -> process: the job is over, exit with this status
+    abort_ack = 8,  // coordinator -> aborting process: handled, exit with this status
+};
+
+struct Message {
+    Type type;
+    std::vector<std::byte> body;
+};
+
+// Blocking send of one whole message (MSG_NOSIGNAL). Returns false if the peer is gone
+// or the send timed out (errno is set).
+bool send_message(int fd, Type type, std::span<const std::byte> body);
+
+// Accumulates bytes from a socket and splits them into messages.
+class Reader {
+  public:
+    enum class Fill { data, eof, would_block, error };
+    // One non-blocking read from fd.
+    Fill fill(int fd);
+    // The next complete message, if any. Throws std::runtime_error on a malformed or
+    // oversized frame.
+    std::optional<Message> next();
+
+  private:
+    std::vector<std::byte> buffer_;
+    std::size_t start_ = 0;
+};
+
+class Encoder {
+  public:
+    Encoder &u32(std::uint32_t v);
+    Encoder &bytes(std::span<const std::byte> b);  // length-prefixed
+    Encoder &string(std::string_view s);           // length-prefixed
+    const std::vector<std::byte> &data() const { return out_; }
+
+  private:
+    std::vector<std::byte> out_;
+};
+
+// Throws std::runtime_error when the body is shorter than what is asked for.
+class Decoder {
+  public:
+    explicit Decoder(std::span<const std::byte> in) : in_(in) {}
+    std::uint32_t u32();
+    std::vector<std::byte> bytes();
+    std::string string();
+    bool done() const { return pos_ == in_.size(); }
+
+  private:
+    std::span<const std::byte> take(std::size_t n);
+    std::span<const std::byte> in_;
+    std::size_t pos_ = 0;
+};
+
+}  // namespace bsp::launch::wire
