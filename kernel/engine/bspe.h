@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * bspe.h - public API of the AF_BSP protocol engine ("bspe").
+ * Public API of the AF_BSP protocol engine ("bspe").
  *
  * The engine is a sans-I/O state machine in plain C shared by the kernel
  * module and the user-space UDP transport. Documentation/protocol.rst

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * bspe_shim.h - the only file of the AF_BSP protocol engine that differs
+ * The only file of the AF_BSP protocol engine that differs
  * between the kernel build (af_bsp.ko, __KERNEL__) and the user-space build
  * (libbsp's bsp_engine, BSPE_USERSPACE=1).
  *
@@ -35,6 +35,11 @@ static inline u64 bspe_div64(u64 a, u32 b)
 	return div_u64(a, b);
 }
 
+static inline u64 bspe_div64_64(u64 a, u64 b)
+{
+	return div64_u64(a, b);
+}
+
 /* Ones' complement sum of @len bytes at @buf added to the partial sum @sum. */
 static inline u32 bspe_csum_add(const void *buf, u32 len, u32 sum)
 {
@@ -54,7 +59,6 @@ static inline __sum16 bspe_csum_fold(u32 sum)
 #include <assert.h>
 #include <string.h>
 #include <errno.h>
-#include <endian.h>
 #include <linux/types.h>
 
 typedef __u8 u8;
@@ -69,14 +73,26 @@ typedef __s64 s64;
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
 
-#define bspe_htons(x)	((__be16)htobe16(x))
-#define bspe_htonl(x)	((__be32)htobe32(x))
-#define bspe_ntohs(x)	((u16)be16toh(x))
-#define bspe_ntohl(x)	((u32)be32toh(x))
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define bspe_htons(x)	((__be16)__builtin_bswap16((u16)(x)))
+#define bspe_htonl(x)	((__be32)__builtin_bswap32((u32)(x)))
+#define bspe_ntohs(x)	((u16)__builtin_bswap16((u16)(x)))
+#define bspe_ntohl(x)	((u32)__builtin_bswap32((u32)(x)))
+#else
+#define bspe_htons(x)	((__be16)(u16)(x))
+#define bspe_htonl(x)	((__be32)(u32)(x))
+#define bspe_ntohs(x)	((u16)(x))
+#define bspe_ntohl(x)	((u32)(x))
+#endif
 
 #define bspe_static_assert(cond, msg) static_assert(cond, msg)
 
 static inline u64 bspe_div64(u64 a, u32 b)
+{
+	return a / b;
+}
+
+static inline u64 bspe_div64_64(u64 a, u64 b)
 {
 	return a / b;
 }

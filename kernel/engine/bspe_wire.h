@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * bspe_wire.h - AF_BSP wire format, version 1 (Documentation/protocol.rst).
+ * AF_BSP wire format, version 1 (Documentation/protocol.rst).
  *
  * Every AF_BSP packet starts with the same 4 bytes (version, type, flags).
  * Data and control packets (DATA, ACK, PROD) carry the 56-byte struct

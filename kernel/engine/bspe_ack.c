@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Acknowledgment in the AF_BSP protocol engine: cumulative
+ * ack and end-of-hole processing with hole-filling retransmission
+ * (seed 000 4.3), implicit superstep acknowledgment (DESIGN.md item 5),
+ * explicit control packets (ACK, PROD, probes) and the round-trip estimate.
+ */
+#include "bspe_internal.h"
+
+u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_rrail *rr)
+{
+	(void)ep;
+	if (rr->ooo)
+		return rr->eoh;
+	if (bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt))
+		return rr->hint_nxt;
+	return rr->rcv_nxt;
+}
+
+void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample)
+{
+	s64 d = (s64)(sample - ch->srtt);
+
+	ch->srtt = (u64)((s64)ch->srtt + d / 8);
+	if (ch->srtt < ep->cfg.rtt_min_ns)
+		ch->srtt = ep->cfg.rtt_min_ns;
+	if (ch->srtt > ep->cfg.rtt_max_ns)
+		ch->srtt = ep->cfg.rtt_max_ns;
+}
+
+void bspe_advance_una(struct bspe_ep *ep, struct bspe_srail *sr)
+{
+	while (sr->snd_una != sr->snd_nxt &&
+	       sr->ring[sr->snd_una % ep->cfg.snd_wnd].state ==
+	       BSPE_SPKT_FREE)
+		sr->snd_una++;
+}
+
+void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
+		      struct bspe_srail *sr, struct bspe_spkt *p, u64 now)
+{
+	p->state = BSPE_SPKT_FREE;
+	sr->outstanding--;
+	ep->outstanding--;
+	sr->progress = now;
+	bspe_msg_settle(ep, ch, p->mslot, now);
+}
+
+u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
+		u32 eoh, enum bspe_cause cause, u64 now)
+{
+	struct bspe_srail *sr = &ch->srail[rail];
+	u32 s, sent = 0;
+
+	/* Acknowledges something never sent: stale or bogus, ignore. */
+	if (!bspe_seq_le(ack, sr->snd_nxt))
+		return 0;
+	if (bspe_seq_lt(ack, sr->snd_una))
+		ack = sr->snd_una;
+	if (bspe_seq_lt(eoh, ack))
+		eoh = ack;
+	if (!bspe_seq_le(eoh, sr->snd_nxt))
+		eoh = sr->snd_nxt;
+	for (s = sr->snd_una; bspe_seq_lt(s, ack); s++) {
+		struct bspe_spkt *p = &sr->ring[s % ep->cfg.snd_wnd];
+
+		if (p->state != BSPE_SPKT_OUT)
+			continue;
+		ch->st[rail].acked_piggy++;
+		bspe_spkt_settle(ep, ch, sr, p, now);
+		sr->probes = 0;
+	}
+	bspe_advance_una(ep, sr);
+	if (sr->ackreq_pending && bspe_seq_lt(sr->ackreq_seq, ack))
+		sr->ackreq_pending = 0;
+	/* Hole filling: resend [ack, eoh), none twice within one RTT. */
+	for (s = ack; bspe_seq_lt(s, eoh); s++)
+		sent += bspe_emit_retx(ep, ch, rail, s, cause, now);
+	return sent;
+}
+
+/* Removes failover entries of messages settled by the epoch rule. */
+static void bspe_foq_implicit(struct bspe_ep *ep, struct bspe_chan *ch,
+			      u32 epoch, u64 now)
+{
+	u32 size = ep->cfg.snd_wnd * ep->cfg.nrails;
+	u32 i, n = ch->fo_count, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		struct bspe_fofrag f = ch->foq[(ch->fo_head + i) % size];
+		struct bspe_smsg *m = &ch->msgs[f.mslot];
+
+		if (m->epoch < epoch && !(m->flags & BSPE_SEND_SYNC)) {
+			ch->st[0].acked_implicit++;
+			bspe_msg_settle(ep, ch, f.mslot, now);
+			continue;
+		}
+		ch->foq[(ch->fo_head + kept) % size] = f;
+		kept++;
+	}
+	ch->fo_count = kept;
+}
+
+void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
+{
+	u32 c, r;
+
+	if (epoch <= ep->peer_epoch)
+		return;
+	ep->peer_epoch = epoch;
+	for (c = 0; c < ep->cfg.max_chans; c++) {
+		struct bspe_chan *ch = &ep->chans[c];
+
+		if (!ch->used || !(ch->flags & BSPE_CHAN_GROUP))
+			continue;
+		for (r = 0; r < ep->cfg.nrails; r++) {
+			struct bspe_srail *sr = &ch->srail[r];
+			u32 s;
+
+			for (s = sr->snd_una; s != sr->snd_nxt; s++) {
+				struct bspe_spkt *p =
+					&sr->ring[s % ep->cfg.snd_wnd];
+
+				if (p->state != BSPE_SPKT_OUT ||
+				    p->epoch >= epoch ||
+				    (p->flags & BSPE_SPKT_SYNC))
+					continue;
+				ch->st[r].acked_implicit++;
+				bspe_spkt_settle(ep, ch, sr, p, now);
+			}
+			bspe_advance_una(ep, sr);
+		}
+		if (ch->fo_count)
+			bspe_foq_implicit(ep, ch, epoch, now);
+	}
+}
+
+void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)
+{
+	if (epoch <= ep->epoch)
+		return;
+	ep->epoch = epoch;
+	/*
+	 * Our own barrier completion is the same evidence as a member's
+	 * packet of this epoch (Documentation/protocol.rst).
+	 */
+	bspe_implicit(ep, epoch, now);
+	bspe_push_all(ep, now);
+}
+
+void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
+		    u16 flags, u8 rail, u8 ack_rail, u64 now)
+{
+	struct bspe_xmit x;
+	struct bspe_hdr *h = (struct bspe_hdr *)x.hdr;
+	u32 i;
+
+	(void)now;
+	if (!(ch->rail_up & (1u << rail))) {
+		for (i = 0; i < ep->cfg.nrails; i++)
+			if (ch->rail_up & (1u << i))
+				break;
+		if (i == ep->cfg.nrails) {
+			ch->rrail[ack_rail].ack_due = 0;
+			return;
+		}
+		rail = (u8)i;
+	}
+	if (type == BSPE_T_PROD)
+		ch->st[ack_rail].prods_tx++;
+	else if (flags & BSPE_F_PROBE)
+		ch->st[rail].probes_tx++;
+	else
+		ch->st[ack_rail].acks_tx++;
+	bspe_build_hdr(ep, ch, h, type, flags, rail, ack_rail);
+	x.node = ch->node;
+	x.rail = rail;
+	x.msg = NULL;
+	x.off = 0;
+	x.len = 0;
+	ep->ops->xmit(ep->ctx, &x);
+}
+
+void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	u32 r;
+
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		struct bspe_rrail *rr = &ch->rrail[r];
+
+		if (rr->reply_now) {
+			rr->reply_now = 0;
+			bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_REPLY, (u8)r,
+				       (u8)r, now);
+		} else if (rr->ack_due && rr->ack_due <= now) {
+			bspe_send_ctrl(ep, ch, BSPE_T_ACK, 0, (u8)r, (u8)r,
+				       now);
+		}
+	}
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private state of the AF_BSP protocol engine, shared by
+ * the engine's .c files only. See Documentation/protocol.rst "Channel state".
+ */
+#ifndef _BSPE_INTERNAL_H
+#define _BSPE_INTERNAL_H
+
+#include "bspe.h"
+
+/* Sequence arithmetic modulo 2^32. */
+static inline int bspe_seq_lt(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+static inline int bspe_seq_le(u32 a, u32 b)
+{
+	return (s32)(a - b) <= 0;
+}
+
+static inline u64 bspe_max64(u64 a, u64 b)
+{
+	return a > b ? a : b;
+}
+
+static inline u64 bspe_min64(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+/* Retransmission causes (index into the stats' retx_* counters). */
+enum bspe_cause {
+	BSPE_CAUSE_HOLE,
+	BSPE_CAUSE_PROD,
+	BSPE_CAUSE_TIMEOUT,
+};
+
+/* struct bspe_spkt.state */
+#define BSPE_SPKT_FREE		0
+#define BSPE_SPKT_OUT		1
+
+/* struct bspe_spkt.flags */
+#define BSPE_SPKT_SYNC		0x01	/* barrier traffic: no implicit ack */
+#define BSPE_SPKT_LAST		0x02	/* carries LAST|ACKREQ */
+#define BSPE_SPKT_FAILOVER	0x04	/* sent on this rail by failover */
+
+/* Send ring descriptor: one outstanding DATA packet of a (channel, rail). */
+struct bspe_spkt {
+	u64	last_tx;	/* time of the last transmission */
+	u32	frag;		/* fragment index in the message */
+	u32	epoch;		/* epoch of the message */
+	u16	mslot;		/* index of the message in the channel's ring */
+	u8	state;		/* BSPE_SPKT_FREE or BSPE_SPKT_OUT */
+	u8	ntx;		/* transmissions so far (saturating) */
+	u8	flags;		/* BSPE_SPKT_* */
+	u8	pad[7];
+};
+
+/* Outgoing message (sender side), in the channel's ring of msg_wnd. */
+struct bspe_smsg {
+	void	*cookie;
+	u32	msg_id;
+	u32	len;
+	u32	nfrags;
+	u32	epoch;
+	u32	unsettled;	/* fragments not yet settled */
+	u32	run_next[BSPE_MAX_RAILS];	/* next unsent fragment per rail */
+	u32	run_end[BSPE_MAX_RAILS];	/* end of the rail's run */
+	u16	flags;		/* BSPE_SEND_* */
+	u8	active;
+	u8	pad[5];
+};
+
+/* Failover queue entry: a fragment moved off a dead rail. */
+struct bspe_fofrag {
+	u32	frag;
+	u16	mslot;
+	u16	pad;
+};
+
+/* Reassembly slot (receiver side). */
+struct bspe_rslot {
+	u64	*bits;		/* fragment bitmap (rx_frag_words words) */
+	u32	msg_id;
+	u32	len;
+	u32	nfrags;
+	u32	got;		/* fragments received */
+	u16	unit;
+	u16	flags;		/* header flags of the first fragment */
+	u8	active;
+	u8	pad[7];
+};
+
+/* Per (channel, rail) send state. */
+struct bspe_srail {
+	struct bspe_spkt *ring;	/* snd_wnd descriptors, index seq % snd_wnd */
+	u32	snd_nxt;
+	u32	snd_una;	/* lowest outstanding (wire field base) */
+	u32	outstanding;	/* descriptors in state OUT */
+	u32	ackreq_seq;	/* seq of the last ACKREQ packet */
+	u64	ackreq_time;
+	u64	probe_time;	/* last timeout probe */
+	u64	progress;	/* last settle, or first send into an idle ring */
+	u8	ackreq_pending;
+	u8	ackreq_clean;	/* ACKREQ packet was a first transmission */
+	u8	probes;		/* unanswered probes */
+	u8	pad[5];
+};
+
+/* Per (channel, rail) receive state. */
+struct bspe_rrail {
+	u64	*bits;		/* rcv_wnd bits, index seq % rcv_wnd */
+	u64	ack_due;	/* explicit ack due at (0: none) */
+	u32	rcv_nxt;
+	u32	hint_nxt;	/* sender's snd_nxt learned from control packets */
+	u32	since_ack;	/* packets arrived since the last ack of this rail */
+	u32	ooo;		/* bits set above rcv_nxt */
+	u32	eoh;		/* lowest set bit above rcv_nxt, valid if ooo */
+	u8	ack_wanted;	/* an ack was requested and not yet given */
+	u8	changed;	/* state changed since last reported */
+	u8	reply_now;	/* a PROBE/PROD must be answered at once */
+	u8	pad;
+};
+
+struct bspe_chan {
+	void	*cookie;
+	struct bspe_smsg *msgs;		/* msg_wnd outgoing messages */
+	struct bspe_rslot *slots;	/* msg_wnd reassembly slots */
+	struct bspe_fofrag *foq;	/* nrails * snd_wnd failover entries */
+	u64	srtt;
+	u64	last_rx;		/* last DATA accepted */
+	u64	last_prod;
+	u64	prod_ivl;
+	u64	down_since;		/* all rails dead since (0: not) */
+	u32	node;
+	u16	port;
+	u8	used;
+	u8	flags;			/* BSPE_CHAN_* */
+	u32	snd_msg_id;		/* next msg_id to assign */
+	u32	mhead;			/* oldest message ring index */
+	u32	mcount;			/* messages in ring (head..head+count) */
+	u32	rcv_next_msg;		/* next msg_id to deliver */
+	u32	expect_until;		/* deliver up to this msg_id expected */
+	u32	fo_head;
+	u32	fo_count;
+	u8	rail_up;		/* bitmask of live rails to the node */
+	u8	ack_rr;			/* round-robin piggyback rail */
+	u8	expecting;
+	u8	prod_early;		/* last prod round may show "early" */
+	u8	tx_rr;
+	u8	pad[3];
+	struct bspe_srail srail[BSPE_MAX_RAILS];
+	struct bspe_rrail rrail[BSPE_MAX_RAILS];
+	struct bspe_stats st[BSPE_MAX_RAILS];
+};
+
+struct bspe_ep {
+	struct bspe_cfg cfg;
+	const struct bspe_ops *ops;
+	void	*ctx;
+	struct bspe_chan *chans;
+	struct bspe_stats st;		/* endpoint-level drops */
+	u64	timer_at;		/* armed deadline, 0: none */
+	u64	rate_start;		/* start of the rate window */
+	u64	pace_bps;
+	u64	pace_tokens;		/* bytes */
+	u64	pace_last;
+	u64	pace_wake;		/* blocked by pacing until (0: not) */
+	u32	epoch;
+	u32	peer_epoch;		/* highest epoch seen from a member */
+	u32	outstanding;		/* descriptors OUT over all channels */
+	u32	rx_reserved;		/* bytes reserved for reassembly */
+	u32	ack_thresh;		/* n / (2p) */
+	u32	rate_cur;
+	u32	rate_prev;
+	u32	rx_frag_words;		/* u64 words per reassembly bitmap */
+	u32	rcv_words;		/* u64 words per rail receive bitmap */
+	u32	nfrags_max;		/* fragments per message, receiver */
+	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
+	u8	pad[7];
+};
+
+/* bspe_ep.c */
+struct bspe_chan *bspe_chan_get(struct bspe_ep *ep, int chan);
+void bspe_update_thresh(struct bspe_ep *ep);
+u32 bspe_live_count(const struct bspe_chan *ch);
+
+/* bspe_tx.c */
+void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_push_all(struct bspe_ep *ep, u64 now);
+int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+		   u32 seq, enum bspe_cause cause, u64 now);
+void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
+		    struct bspe_hdr *h, u8 type, u16 flags, u8 rail,
+		    u8 ack_rail);
+void bspe_msg_settle(struct bspe_ep *ep, struct bspe_chan *ch, u16 mslot,
+		     u64 now);
+void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status);
+
+/* bspe_ack.c */
+u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_rrail *rr);
+u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
+		u32 eoh, enum bspe_cause cause, u64 now);
+void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now);
+void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
+		      struct bspe_srail *sr, struct bspe_spkt *p, u64 now);
+void bspe_advance_una(struct bspe_ep *ep, struct bspe_srail *sr);
+void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
+		    u16 flags, u8 rail, u8 ack_rail, u64 now);
+void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample);
+
+/* bspe_timer.c */
+void bspe_arm(struct bspe_ep *ep, u64 when);
+void bspe_arm_chan(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+		    u64 now);
+u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes);
+
+/* bspe_rx.c */
+void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot);
+
+#endif /* _BSPE_INTERNAL_H */

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive path of the AF_BSP protocol engine: validation of
+ * every header field, per-rail receive windows, reassembly, in-order
+ * delivery, the receiver side of fine-grained acknowledgment and prods.
+ */
+#include "bspe_internal.h"
+
+/* Decoded header in host byte order. */
+struct bspe_pkt {
+	u32	src_node;
+	u32	dst_node;
+	u32	seq;
+	u32	base;
+	u32	ack;
+	u32	eoh;
+	u32	epoch;
+	u32	msg_id;
+	u32	msg_len;
+	u32	frag_off;
+	u16	flags;
+	u16	src_port;
+	u16	dst_port;
+	u16	frag_unit;
+	u16	payload_len;
+	u8	type;
+	u8	rail;
+	u8	ack_rail;
+};
+
+#define BSPE_F_CTRL_OK	(BSPE_F_ACKREQ | BSPE_F_CSUM | BSPE_F_PROBE | \
+			 BSPE_F_REPLY)
+#define BSPE_F_DATA_OK	(BSPE_F_ALL & ~(BSPE_F_PROBE | BSPE_F_REPLY))
+
+static int bspe_drop(struct bspe_stats *st, enum bspe_drop why, int err)
+{
+	st->drops[why]++;
+	return err;
+}
+
+static int bspe_bit(const u64 *bits, u32 i)
+{
+	return (bits[i / 64] >> (i % 64)) & 1;
+}
+
+static void bspe_bit_set(u64 *bits, u32 i)
+{
+	bits[i / 64] |= 1ULL << (i % 64);
+}
+
+static void bspe_bit_clear(u64 *bits, u32 i)
+{
+	bits[i / 64] &= ~(1ULL << (i % 64));
+}
+
+static int bspe_rcv_has(const struct bspe_ep *ep, const struct bspe_rrail *rr,
+			u32 seq)
+{
+	return bspe_bit(rr->bits, seq % ep->cfg.rcv_wnd);
+}
+
+/* Moves rcv_nxt over received numbers and recomputes the first hole. */
+static void bspe_rcv_settle(const struct bspe_ep *ep, struct bspe_rrail *rr)
+{
+	u32 w = ep->cfg.rcv_wnd, s;
+
+	while (rr->ooo && bspe_rcv_has(ep, rr, rr->rcv_nxt)) {
+		bspe_bit_clear(rr->bits, rr->rcv_nxt % w);
+		rr->ooo--;
+		rr->rcv_nxt++;
+	}
+	if (!rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->eoh))
+		return;
+	for (s = rr->rcv_nxt + 1; s != rr->rcv_nxt + w; s++) {
+		if (bspe_rcv_has(ep, rr, s)) {
+			rr->eoh = s;
+			return;
+		}
+	}
+}
+
+static void bspe_rcv_mark(const struct bspe_ep *ep, struct bspe_rrail *rr,
+			  u32 seq)
+{
+	rr->changed = 1;
+	if (seq == rr->rcv_nxt) {
+		rr->rcv_nxt++;
+		bspe_rcv_settle(ep, rr);
+		return;
+	}
+	bspe_bit_set(rr->bits, seq % ep->cfg.rcv_wnd);
+	if (!rr->ooo++ || bspe_seq_lt(seq, rr->eoh))
+		rr->eoh = seq;
+}
+
+/* The sender settled everything below @base: skip to it. */
+static void bspe_rcv_skip(const struct bspe_ep *ep, struct bspe_rrail *rr,
+			  u32 base)
+{
+	u32 n, i;
+
+	if (!bspe_seq_lt(rr->rcv_nxt, base))
+		return;
+	n = base - rr->rcv_nxt;
+	if (n > ep->cfg.rcv_wnd)
+		n = ep->cfg.rcv_wnd;
+	for (i = 0; i < n && rr->ooo; i++) {
+		u32 b = (rr->rcv_nxt + i) % ep->cfg.rcv_wnd;
+
+		if (bspe_bit(rr->bits, b)) {
+			bspe_bit_clear(rr->bits, b);
+			rr->ooo--;
+		}
+	}
+	rr->rcv_nxt = base;
+	rr->changed = 1;
+	bspe_rcv_settle(ep, rr);
+}
+
+static void bspe_decode(const struct bspe_hdr *h, struct bspe_pkt *k)
+{
+	k->type = h->type;
+	k->flags = bspe_ntohs(h->flags);
+	k->src_node = bspe_ntohl(h->src_node);
+	k->dst_node = bspe_ntohl(h->dst_node);
+	k->src_port = bspe_ntohs(h->src_port);
+	k->dst_port = bspe_ntohs(h->dst_port);
+	k->rail = h->rail;
+	k->ack_rail = h->ack_rail;
+	k->seq = bspe_ntohl(h->seq);
+	k->base = bspe_ntohl(h->base);
+	k->ack = bspe_ntohl(h->ack);
+	k->eoh = bspe_ntohl(h->eoh);
+	k->epoch = bspe_ntohl(h->epoch);
+	k->msg_id = bspe_ntohl(h->msg_id);
+	k->msg_len = bspe_ntohl(h->msg_len);
+	k->frag_off = bspe_ntohl(h->frag_off);
+	k->frag_unit = bspe_ntohs(h->frag_unit);
+	k->payload_len = bspe_ntohs(h->payload_len);
+}
+
+/* Checks the fields of a DATA packet; returns a drop reason or -1. */
+static int bspe_check_data(const struct bspe_ep *ep, const struct bspe_pkt *k)
+{
+	u32 want, nfrags;
+
+	if (k->flags & ~BSPE_F_DATA_OK)
+		return BSPE_DROP_FLAGS;
+	if (k->msg_len > ep->cfg.max_msg)
+		return BSPE_DROP_TOOBIG;
+	if (!k->frag_unit || k->frag_off % k->frag_unit)
+		return BSPE_DROP_MALFORMED;
+	if (!k->msg_len) {
+		if (k->frag_off || k->payload_len)
+			return BSPE_DROP_MALFORMED;
+		return -1;
+	}
+	if (k->frag_off >= k->msg_len)
+		return BSPE_DROP_MALFORMED;
+	want = k->msg_len - k->frag_off;
+	if (want > k->frag_unit)
+		want = k->frag_unit;
+	if (k->payload_len != want)
+		return BSPE_DROP_MALFORMED;
+	nfrags = (k->msg_len - 1) / k->frag_unit + 1;
+	if (nfrags > ep->nfrags_max)
+		return BSPE_DROP_MALFORMED;
+	return -1;
+}
+
+/* Checks everything that needs no channel; returns a drop reason or -1. */
+static int bspe_check(const struct bspe_ep *ep, const void *pkt, u32 len,
+		      const struct bspe_pkt *k)
+{
+	if (len < (u32)BSPE_HDR_LEN + k->payload_len)
+		return BSPE_DROP_TRUNCATED;
+	if (k->flags & BSPE_F_CSUM) {
+		if (!bspe_csum_ok(pkt, BSPE_HDR_LEN + k->payload_len))
+			return BSPE_DROP_CSUM;
+	} else if (ep->cfg.flags & BSPE_CFG_REQUIRE_CSUM) {
+		return BSPE_DROP_CSUM;
+	}
+	if (k->flags & ~BSPE_F_ALL)
+		return BSPE_DROP_FLAGS;
+	if (k->dst_node != ep->cfg.node || k->dst_port != ep->cfg.port)
+		return BSPE_DROP_ADDR;
+	if (k->rail >= ep->cfg.nrails || k->ack_rail >= ep->cfg.nrails)
+		return BSPE_DROP_RAIL;
+	if (k->seq - k->base > BSPE_MAX_WND || k->eoh - k->ack > BSPE_MAX_WND)
+		return BSPE_DROP_MALFORMED;
+	if (k->type == BSPE_T_DATA)
+		return bspe_check_data(ep, k);
+	if (k->flags & ~BSPE_F_CTRL_OK)
+		return BSPE_DROP_FLAGS;
+	if (k->payload_len || k->msg_id || k->msg_len || k->frag_off ||
+	    k->frag_unit)
+		return BSPE_DROP_MALFORMED;
+	if ((k->flags & BSPE_F_PROBE) && k->type != BSPE_T_ACK)
+		return BSPE_DROP_MALFORMED;
+	return -1;
+}
+
+void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
+{
+	struct bspe_rslot *sl = &ch->slots[slot];
+
+	if (!sl->active)
+		return;
+	if (ep->ops->rx_abort)
+		ep->ops->rx_abort(ep->ctx, (int)(ch - ep->chans), slot);
+	ep->rx_reserved -= sl->len < ep->rx_reserved ? sl->len :
+			   ep->rx_reserved;
+	sl->active = 0;
+}
+
+void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
+{
+	(void)now;
+	ep->rx_reserved -= bytes < ep->rx_reserved ? bytes : ep->rx_reserved;
+}
+
+int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
+{
+	struct bspe_chan *ch = bspe_chan_get(ep, chan);
+
+	if (!ch)
+		return -EINVAL;
+	ch->expect_until = ch->rcv_next_msg + nmsgs;
+	ch->expecting = nmsgs > 0;
+	/* First prod no earlier than one interval from now. */
+	ch->last_prod = now;
+	bspe_arm_chan(ep, ch, now);
+	return 0;
+}
+
+static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
+{
+	for (;;) {
+		u32 slot = ch->rcv_next_msg % ep->cfg.msg_wnd;
+		struct bspe_rslot *sl = &ch->slots[slot];
+		struct bspe_delivery d;
+
+		if (!sl->active || sl->msg_id != ch->rcv_next_msg ||
+		    sl->got != sl->nfrags)
+			break;
+		d.chan = (int)(ch - ep->chans);
+		d.chan_cookie = ch->cookie;
+		d.node = ch->node;
+		d.port = ch->port;
+		d.slot = slot;
+		d.msg_id = sl->msg_id;
+		d.msg_len = sl->len;
+		d.flags = sl->flags;
+		sl->active = 0;
+		ch->rcv_next_msg++;
+		ch->st[0].msgs_rx++;
+		ep->ops->deliver(ep->ctx, &d);
+	}
+	if (ch->expecting && !bspe_seq_lt(ch->rcv_next_msg, ch->expect_until))
+		ch->expecting = 0;
+}
+
+/* Accepts the fragment of a valid DATA packet; returns 0 or -errno. */
+static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
+			const struct bspe_pkt *k, const u8 *payload, u64 now)
+{
+	struct bspe_rrail *rr = &ch->rrail[k->rail];
+	struct bspe_stats *st = &ch->st[k->rail];
+	struct bspe_rslot *sl;
+	struct bspe_rx_frag f;
+	u32 slot, fi, nfrags;
+	int err;
+
+	if (k->flags & BSPE_F_ACKREQ)
+		rr->ack_wanted = 1;
+	if (bspe_seq_lt(k->seq, rr->rcv_nxt) || bspe_rcv_has(ep, rr, k->seq))
+		goto dup;
+	if (k->seq - rr->rcv_nxt >= ep->cfg.rcv_wnd)
+		return bspe_drop(st, BSPE_DROP_SEQ_WINDOW, -ENOBUFS);
+	if (bspe_seq_lt(k->msg_id, ch->rcv_next_msg)) {
+		bspe_rcv_mark(ep, rr, k->seq);
+		goto dup;
+	}
+	if (k->msg_id - ch->rcv_next_msg >= ep->cfg.msg_wnd)
+		return bspe_drop(st, BSPE_DROP_MSG_WINDOW, -ENOBUFS);
+	slot = k->msg_id % ep->cfg.msg_wnd;
+	sl = &ch->slots[slot];
+	fi = k->frag_off / k->frag_unit;
+	if (sl->active) {
+		if (sl->len != k->msg_len || sl->unit != k->frag_unit)
+			return bspe_drop(st, BSPE_DROP_MALFORMED, -EBADMSG);
+		if (bspe_bit(sl->bits, fi)) {
+			bspe_rcv_mark(ep, rr, k->seq);
+			goto dup;
+		}
+	} else if (k->msg_id != ch->rcv_next_msg &&
+		   ep->rx_reserved + (u64)k->msg_len > ep->cfg.rcvbuf) {
+		/* Buffers low: only the next expected message is accepted. */
+		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
+	}
+	f.chan = (int)(ch - ep->chans);
+	f.chan_cookie = ch->cookie;
+	f.slot = slot;
+	f.first = !sl->active;
+	f.msg_id = k->msg_id;
+	f.msg_len = k->msg_len;
+	f.off = k->frag_off;
+	f.data = payload;
+	f.len = k->payload_len;
+	f.flags = k->flags;
+	err = ep->ops->rx_data(ep->ctx, &f);
+	if (err)
+		return bspe_drop(st, BSPE_DROP_NOMEM, err < 0 ? err : -ENOMEM);
+	if (!sl->active) {
+		nfrags = k->msg_len ? (k->msg_len - 1) / k->frag_unit + 1 : 1;
+		memset(sl->bits, 0, ((nfrags + 63) / 64) * 8);
+		sl->msg_id = k->msg_id;
+		sl->len = k->msg_len;
+		sl->nfrags = nfrags;
+		sl->unit = k->frag_unit;
+		sl->flags = k->flags & BSPE_F_SYNC;
+		sl->got = 0;
+		sl->active = 1;
+		ep->rx_reserved += k->msg_len;
+	}
+	bspe_bit_set(sl->bits, fi);
+	sl->got++;
+	st->data_rx++;
+	st->bytes_rx += k->payload_len;
+	bspe_rcv_mark(ep, rr, k->seq);
+	rr->since_ack++;
+	ch->last_rx = now;
+	ch->prod_ivl = ch->srtt;
+	bspe_deliver_ready(ep, ch);
+	return 0;
+dup:
+	st->dup_rx++;
+	if (k->flags & BSPE_F_RETX)
+		st->spurious_rx++;
+	rr->changed = 1;
+	return bspe_drop(st, BSPE_DROP_DUP, -EALREADY);
+}
+
+/* Sender-side effects of the ack fields of a valid packet. */
+static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
+			 const struct bspe_pkt *k, u64 now)
+{
+	struct bspe_srail *sr = &ch->srail[k->ack_rail];
+	enum bspe_cause cause = BSPE_CAUSE_HOLE;
+	u32 eoh = k->eoh, sent;
+
+	if (k->type == BSPE_T_PROD) {
+		cause = BSPE_CAUSE_PROD;
+		/* No hole known to the prodder: the tail is missing. */
+		if (eoh == k->ack && bspe_seq_le(sr->snd_una, k->ack))
+			eoh = sr->snd_nxt;
+	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
+		   sr->probes) {
+		cause = BSPE_CAUSE_TIMEOUT;
+		bspe_rtt_sample(ep, ch, now - sr->probe_time);
+		sr->probes = 0;
+	} else if (k->type == BSPE_T_ACK && !(k->flags & BSPE_F_REPLY) &&
+		   sr->ackreq_pending && sr->ackreq_clean &&
+		   bspe_seq_lt(sr->ackreq_seq, k->ack)) {
+		bspe_rtt_sample(ep, ch, now - sr->ackreq_time);
+	}
+	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, now);
+	if (k->type == BSPE_T_PROD && !sent)
+		ch->rrail[k->ack_rail].reply_now = 1;
+}
+
+/* Receiver-side effects of an ACK/PROD's sequence fields. */
+static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
+			 const struct bspe_pkt *k, u64 now)
+{
+	struct bspe_rrail *rr = &ch->rrail[k->rail];
+	struct bspe_stats *st = &ch->st[k->rail];
+
+	if (bspe_seq_lt(rr->rcv_nxt, k->seq) &&
+	    (!bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt) ||
+	     bspe_seq_lt(rr->hint_nxt, k->seq)))
+		rr->hint_nxt = k->seq;
+	if (k->type == BSPE_T_PROD) {
+		st->prods_rx++;
+		return;
+	}
+	if (k->flags & BSPE_F_PROBE) {
+		rr->reply_now = 1;
+		return;
+	}
+	st->acks_rx++;
+	if (!(k->flags & BSPE_F_REPLY) || !ch->prod_early)
+		return;
+	bspe_rtt_sample(ep, ch, now - ch->last_prod);
+	/* The prodded sender had nothing more: we only ran ahead. */
+	if (k->seq == rr->rcv_nxt && !rr->ooo) {
+		ch->prod_early = 0;
+		st->prods_early++;
+		ch->prod_ivl = bspe_min64(2 * ch->prod_ivl,
+					  ep->cfg.prod_max_ns);
+	}
+}
+
+int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
+{
+	struct bspe_chan *ch;
+	struct bspe_hdr h;
+	struct bspe_pkt k;
+	int why, c, ret = 0;
+
+	(void)rail;
+	if (len < BSPE_HDR_LEN)
+		return bspe_drop(&ep->st, BSPE_DROP_TRUNCATED, -EBADMSG);
+	memcpy(&h, pkt, sizeof(h));
+	if (h.version != BSPE_VERSION)
+		return bspe_drop(&ep->st, BSPE_DROP_VERSION, -EPROTONOSUPPORT);
+	if (h.type != BSPE_T_DATA && h.type != BSPE_T_ACK &&
+	    h.type != BSPE_T_PROD)
+		return bspe_drop(&ep->st, BSPE_DROP_TYPE, -EBADMSG);
+	bspe_decode(&h, &k);
+	why = bspe_check(ep, pkt, len, &k);
+	if (why >= 0)
+		return bspe_drop(&ep->st, why, -EBADMSG);
+	c = bspe_chan_find(ep, k.src_node, k.src_port);
+	if (c >= 0 && (ep->chans[c].flags & BSPE_CHAN_GROUP) &&
+	    k.epoch > ep->epoch + 1)
+		return bspe_drop(&ep->st, BSPE_DROP_EPOCH, -EBADMSG);
+	if (c < 0 && (ep->cfg.flags & BSPE_CFG_AUTO_OPEN))
+		c = bspe_chan_open(ep, k.src_node, k.src_port, 0, NULL);
+	if (c < 0)
+		return bspe_drop(&ep->st, BSPE_DROP_NOCHAN, -ENOENT);
+	ch = &ep->chans[c];
+
+	/* The sender's own sequence state: skip what it settled. */
+	bspe_rcv_skip(ep, &ch->rrail[k.rail], k.base);
+	bspe_rx_acks(ep, ch, &k, now);
+	if (ch->flags & BSPE_CHAN_GROUP)
+		bspe_implicit(ep, k.epoch, now);
+	if (k.type == BSPE_T_DATA) {
+		struct bspe_rrail *rr = &ch->rrail[k.rail];
+
+		ret = bspe_rx_data(ep, ch, &k, (const u8 *)pkt + BSPE_HDR_LEN,
+				   now);
+		if (rr->ack_wanted && !rr->ack_due &&
+		    rr->since_ack >= ep->ack_thresh)
+			rr->ack_due = bspe_max64(now + ep->cfg.ack_delay_ns,
+						 1);
+	} else {
+		bspe_rx_ctrl(ep, ch, &k, now);
+	}
+	if (ep->budget_blocked)
+		bspe_push_all(ep, now);
+	else
+		bspe_push(ep, ch, now);
+	bspe_acks_flush(ep, ch, now);
+	bspe_arm_chan(ep, ch, now);
+	return ret;
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Time-driven behaviour of the AF_BSP protocol engine:
+ * the endpoint's single timer, delayed explicit acks, prods with
+ * exponential back-off, the conservative sender timeout (probe), rail
+ * failure with failover, and giving up on unreachable peers.
+ */
+#include "bspe_internal.h"
+
+void bspe_arm(struct bspe_ep *ep, u64 when)
+{
+	if (!when)
+		when = 1;
+	if (ep->timer_at && ep->timer_at <= when)
+		return;
+	ep->timer_at = when;
+	ep->ops->timer(ep->ctx, when);
+}
+
+u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes)
+{
+	u64 rto = bspe_max64(ep->cfg.rto_min_ns, 8 * ch->srtt);
+
+	return rto << (probes < 6 ? probes : 6);
+}
+
+/* Does the receiver side of @ch need data from the peer (seed 000 4.3)? */
+static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
+			   u8 *rails)
+{
+	u32 r, i;
+	int need = ch->expecting;
+
+	*rails = 0;
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		const struct bspe_rrail *rr = &ch->rrail[r];
+
+		if (bspe_rcv_eoh(ep, rr) != rr->rcv_nxt)
+			*rails |= (u8)(1u << r);
+	}
+	if (*rails)
+		return 1;
+	for (i = 0; i < ep->cfg.msg_wnd && !need; i++)
+		if (ch->slots[i].active)
+			need = 1;
+	if (need)
+		*rails = ch->rail_up;
+	return need && *rails;
+}
+
+static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
+{
+	u8 rails;
+
+	if (!bspe_needs_data(ep, ch, &rails))
+		return 0;
+	return bspe_max64(ch->last_rx, ch->last_prod) + ch->prod_ivl;
+}
+
+static u64 bspe_probe_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
+			  u32 r)
+{
+	const struct bspe_srail *sr = &ch->srail[r];
+
+	if (!sr->outstanding || !(ch->rail_up & (1u << r)))
+		return 0;
+	return bspe_max64(sr->progress, sr->probe_time) +
+	       bspe_rto(ep, ch, sr->probes);
+}
+
+static u64 bspe_chan_deadline(const struct bspe_ep *ep,
+			      const struct bspe_chan *ch)
+{
+	u64 t, best = 0;
+	u32 r;
+
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		t = ch->rrail[r].ack_due;
+		if (t && (!best || t < best))
+			best = t;
+		t = bspe_probe_due(ep, ch, r);
+		if (t && (!best || t < best))
+			best = t;
+	}
+	t = bspe_prod_due(ep, ch);
+	if (t && (!best || t < best))
+		best = t;
+	if (!ch->rail_up && ch->mcount && ch->down_since) {
+		t = ch->down_since + ep->cfg.unreach_ns;
+		if (!best || t < best)
+			best = t;
+	}
+	return best;
+}
+
+void bspe_arm_chan(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	u64 t = bspe_chan_deadline(ep, ch);
+
+	if (ep->pace_wake && (!t || ep->pace_wake < t))
+		t = ep->pace_wake;
+	if (t)
+		bspe_arm(ep, bspe_max64(t, now));
+}
+
+void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+		    u64 now)
+{
+	struct bspe_srail *sr = &ch->srail[rail];
+	struct bspe_rrail *rr = &ch->rrail[rail];
+	u32 size = ep->cfg.snd_wnd * ep->cfg.nrails;
+	u32 s;
+
+	if (!(ch->rail_up & (1u << rail)))
+		return;
+	ch->rail_up &= (u8)~(1u << rail);
+	ch->st[rail].rail_down++;
+	/* Failover: outstanding packets go to the queue for live rails. */
+	for (s = sr->snd_una; s != sr->snd_nxt; s++) {
+		struct bspe_spkt *p = &sr->ring[s % ep->cfg.snd_wnd];
+		struct bspe_fofrag *f;
+
+		if (p->state != BSPE_SPKT_OUT)
+			continue;
+		f = &ch->foq[(ch->fo_head + ch->fo_count) % size];
+		f->frag = p->frag;
+		f->mslot = p->mslot;
+		ch->fo_count++;
+		p->state = BSPE_SPKT_FREE;
+		sr->outstanding--;
+		ep->outstanding--;
+	}
+	sr->snd_una = sr->snd_nxt;
+	sr->probes = 0;
+	sr->ackreq_pending = 0;
+	rr->ack_due = 0;
+	rr->reply_now = 0;
+	if (!ch->rail_up)
+		ch->down_since = now ? now : 1;
+	bspe_push(ep, ch, now);
+}
+
+void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
+{
+	u32 c;
+
+	if (rail >= ep->cfg.nrails)
+		return;
+	for (c = 0; c < ep->cfg.max_chans; c++) {
+		struct bspe_chan *ch = &ep->chans[c];
+
+		if (!ch->used || ch->node != node)
+			continue;
+		if (!up) {
+			bspe_rail_fail(ep, ch, rail, now);
+		} else if (!(ch->rail_up & (1u << rail))) {
+			ch->rail_up |= (u8)(1u << rail);
+			ch->st[rail].rail_up++;
+			ch->down_since = 0;
+			ch->srail[rail].probes = 0;
+			ch->srail[rail].progress = now;
+			bspe_push(ep, ch, now);
+		}
+		bspe_arm_chan(ep, ch, now);
+	}
+}
+
+/* Engine evidence: a rail of @ch's node stopped answering. */
+static void bspe_rail_suspect(struct bspe_ep *ep, struct bspe_chan *ch,
+			      u8 rail, u64 now)
+{
+	u32 node = ch->node;
+
+	bspe_rail_set(ep, node, rail, 0, now);
+	if (ep->ops->rail_event)
+		ep->ops->rail_event(ep->ctx, node, rail, 0);
+}
+
+static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	u8 rails;
+	u32 r;
+
+	if (!bspe_needs_data(ep, ch, &rails))
+		return;
+	for (r = 0; r < ep->cfg.nrails; r++)
+		if (rails & (1u << r))
+			bspe_send_ctrl(ep, ch, BSPE_T_PROD, 0, (u8)r, (u8)r,
+				       now);
+	ch->last_prod = now;
+	ch->prod_early = 1;
+}
+
+static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	u64 t;
+	u32 r;
+
+	if (!ch->rail_up && ch->mcount && ch->down_since &&
+	    now - ch->down_since >= ep->cfg.unreach_ns) {
+		bspe_msg_fail_all(ep, ch, -EHOSTUNREACH);
+		return;
+	}
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		struct bspe_srail *sr = &ch->srail[r];
+
+		t = bspe_probe_due(ep, ch, r);
+		if (!t || t > now)
+			continue;
+		ch->st[r].timeouts++;
+		if (sr->probes >= ep->cfg.rail_fail_probes &&
+		    bspe_live_count(ch) > 1) {
+			bspe_rail_suspect(ep, ch, (u8)r, now);
+			continue;
+		}
+		if (sr->probes >= ep->cfg.rail_fail_probes &&
+		    now - sr->progress >= ep->cfg.unreach_ns) {
+			bspe_msg_fail_all(ep, ch, -EHOSTUNREACH);
+			return;
+		}
+		if (sr->probes < 255)
+			sr->probes++;
+		sr->probe_time = now;
+		bspe_send_ctrl(ep, ch, BSPE_T_ACK,
+			       BSPE_F_PROBE | BSPE_F_ACKREQ, (u8)r, (u8)r, now);
+	}
+	t = bspe_prod_due(ep, ch);
+	if (t && t <= now)
+		bspe_send_prods(ep, ch, now);
+	bspe_acks_flush(ep, ch, now);
+}
+
+void bspe_timer(struct bspe_ep *ep, u64 now)
+{
+	u64 best = 0, t;
+	u32 c;
+
+	ep->timer_at = 0;
+	if (ep->pace_wake && ep->pace_wake <= now) {
+		ep->pace_wake = 0;
+		bspe_push_all(ep, now);
+	}
+	for (c = 0; c < ep->cfg.max_chans; c++) {
+		struct bspe_chan *ch = &ep->chans[c];
+
+		if (!ch->used)
+			continue;
+		bspe_chan_timer(ep, ch, now);
+		t = bspe_chan_deadline(ep, ch);
+		if (t && (!best || t < best))
+			best = t;
+	}
+	if (ep->pace_wake && (!best || ep->pace_wake < best))
+		best = ep->pace_wake;
+	if (best)
+		bspe_arm(ep, bspe_max64(best, now + 1));
+}

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Send path of the AF_BSP protocol engine: message submission,
+ * striping over rails, transmission scheduling, acknowledgment requests,
+ * pacing and message completion.
+ */
+#include "bspe_internal.h"
+
+#define BSPE_NSEC_PER_SEC	1000000000ULL
+
+static u32 bspe_msg_nfrags(const struct bspe_ep *ep, u32 len)
+{
+	if (!len)
+		return 1;
+	return (len - 1) / ep->cfg.frag_size + 1;
+}
+
+void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
+		    struct bspe_hdr *h, u8 type, u16 flags, u8 rail,
+		    u8 ack_rail)
+{
+	struct bspe_srail *sr = &ch->srail[rail];
+	struct bspe_rrail *rr = &ch->rrail[ack_rail];
+
+	if (ep->cfg.flags & BSPE_CFG_CSUM)
+		flags |= BSPE_F_CSUM;
+	memset(h, 0, sizeof(*h));
+	h->version = BSPE_VERSION;
+	h->type = type;
+	h->flags = bspe_htons(flags);
+	h->src_node = bspe_htonl(ep->cfg.node);
+	h->dst_node = bspe_htonl(ch->node);
+	h->src_port = bspe_htons(ep->cfg.port);
+	h->dst_port = bspe_htons(ch->port);
+	h->rail = rail;
+	h->ack_rail = ack_rail;
+	h->seq = bspe_htonl(sr->snd_nxt);
+	h->base = bspe_htonl(sr->snd_una);
+	h->ack = bspe_htonl(rr->rcv_nxt);
+	h->eoh = bspe_htonl(bspe_rcv_eoh(ep, rr));
+	h->epoch = bspe_htonl(ep->epoch);
+	/* This packet acknowledges the reverse rail: reset the fine rule. */
+	rr->since_ack = 0;
+	rr->ack_wanted = 0;
+	rr->ack_due = 0;
+	rr->changed = 0;
+}
+
+/* Reverse rail whose acknowledgment a DATA packet on @rail carries. */
+static u8 bspe_pick_ack_rail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail)
+{
+	u32 i, n = ep->cfg.nrails;
+
+	for (i = 0; i < n; i++) {
+		u8 r = (u8)((ch->ack_rr + i) % n);
+
+		if (ch->rrail[r].ack_wanted || ch->rrail[r].changed) {
+			ch->ack_rr = (u8)((r + 1) % n);
+			return r;
+		}
+	}
+	return rail;
+}
+
+static void bspe_rate_roll(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	if (now - ep->rate_start < ch->srtt)
+		return;
+	ep->rate_prev = now - ep->rate_start < 2 * ch->srtt ? ep->rate_cur : 0;
+	ep->rate_cur = 0;
+	ep->rate_start = now;
+}
+
+/* Fine-grained rule, sender side: will buffers run out within an RTT? */
+static int bspe_want_ackreq(struct bspe_ep *ep, struct bspe_chan *ch,
+			    struct bspe_srail *sr, u64 now)
+{
+	u32 free_ep = ep->cfg.sndbuf_pkts - ep->outstanding;
+	u32 free_rail = ep->cfg.snd_wnd - (sr->snd_nxt - sr->snd_una);
+	u32 rate = ep->rate_cur > ep->rate_prev ? ep->rate_cur : ep->rate_prev;
+	u32 free = free_ep < free_rail ? free_ep : free_rail;
+
+	if (free > rate)
+		return 0;
+	if (sr->ackreq_pending && now - sr->ackreq_time < ch->srtt)
+		return 0;
+	return 1;
+}
+
+/* Transmits DATA packet @seq of (@ch, @rail) from its descriptor. */
+static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+			   u32 seq, u16 flags, u64 now)
+{
+	struct bspe_srail *sr = &ch->srail[rail];
+	struct bspe_spkt *p = &sr->ring[seq % ep->cfg.snd_wnd];
+	struct bspe_smsg *m = &ch->msgs[p->mslot];
+	struct bspe_stats *st = &ch->st[rail];
+	struct bspe_xmit x;
+	struct bspe_hdr *h = (struct bspe_hdr *)x.hdr;
+	u32 off = p->frag * ep->cfg.frag_size;
+	u32 len = m->len - off;
+
+	if (len > ep->cfg.frag_size)
+		len = ep->cfg.frag_size;
+	if (p->flags & BSPE_SPKT_SYNC)
+		flags |= BSPE_F_SYNC;
+	if (p->flags & BSPE_SPKT_LAST)
+		flags |= BSPE_F_LAST | BSPE_F_ACKREQ;
+	else if (bspe_want_ackreq(ep, ch, sr, now))
+		flags |= BSPE_F_ACKREQ;
+	if (flags & BSPE_F_ACKREQ) {
+		sr->ackreq_pending = 1;
+		sr->ackreq_seq = seq;
+		sr->ackreq_time = now;
+		sr->ackreq_clean = p->ntx == 1;
+		st->ackreq_tx++;
+	}
+	bspe_build_hdr(ep, ch, h, BSPE_T_DATA, flags, rail,
+		       bspe_pick_ack_rail(ep, ch, rail));
+	h->seq = bspe_htonl(seq);
+	h->epoch = bspe_htonl(ep->epoch);
+	h->msg_id = bspe_htonl(m->msg_id);
+	h->msg_len = bspe_htonl(m->len);
+	h->frag_off = bspe_htonl(off);
+	h->frag_unit = bspe_htons(ep->cfg.frag_size);
+	h->payload_len = bspe_htons((u16)len);
+	x.node = ch->node;
+	x.rail = rail;
+	x.msg = m->cookie;
+	x.off = off;
+	x.len = len;
+	st->data_tx++;
+	st->bytes_tx += len;
+	ep->rate_cur++;
+	if (ep->pace_bps) {
+		u64 cost = len + BSPE_HDR_LEN;
+
+		ep->pace_tokens = ep->pace_tokens > cost ?
+				  ep->pace_tokens - cost : 0;
+	}
+	ep->ops->xmit(ep->ctx, &x);
+}
+
+int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+		   u32 seq, enum bspe_cause cause, u64 now)
+{
+	struct bspe_spkt *p = &ch->srail[rail].ring[seq % ep->cfg.snd_wnd];
+	struct bspe_stats *st = &ch->st[rail];
+	u16 flags = BSPE_F_RETX;
+
+	if (p->state != BSPE_SPKT_OUT || !(ch->rail_up & (1u << rail)))
+		return 0;
+	/* Never twice within one round-trip estimate. */
+	if (now - p->last_tx < ch->srtt)
+		return 0;
+	if (p->ntx < 255)
+		p->ntx++;
+	p->last_tx = now;
+	if (p->flags & BSPE_SPKT_FAILOVER)
+		flags |= BSPE_F_FAILOVER;
+	if (cause == BSPE_CAUSE_HOLE)
+		st->retx_hole++;
+	else if (cause == BSPE_CAUSE_PROD)
+		st->retx_prod++;
+	else
+		st->retx_timeout++;
+	bspe_xmit_data(ep, ch, rail, seq, flags, now);
+	return 1;
+}
+
+/* Refills pacing tokens; returns 1 if a full packet may be sent now. */
+static int bspe_pace_ok(struct bspe_ep *ep, u64 now)
+{
+	u64 burst, dt, need = (u64)ep->cfg.frag_size + BSPE_HDR_LEN;
+
+	if (!ep->pace_bps)
+		return 1;
+	burst = 4 * need;
+	dt = now - ep->pace_last;
+	if (dt > 16000000)
+		dt = 16000000;	/* 16 ms refill at most: no overflow */
+	ep->pace_tokens += bspe_div64(dt * ep->pace_bps,
+				      (u32)1000000000u);
+	if (ep->pace_tokens > burst)
+		ep->pace_tokens = burst;
+	ep->pace_last = now;
+	if (ep->pace_tokens >= need) {
+		ep->pace_wake = 0;
+		return 1;
+	}
+	ep->pace_wake = now + bspe_div64_64((need - ep->pace_tokens) *
+					    BSPE_NSEC_PER_SEC,
+					    ep->pace_bps) + 1;
+	return 0;
+}
+
+void bspe_set_pacing(struct bspe_ep *ep, u64 bytes_per_sec, u64 now)
+{
+	if (bytes_per_sec > (1ULL << 36))
+		bytes_per_sec = 1ULL << 36;
+	ep->pace_bps = bytes_per_sec;
+	ep->pace_tokens = 0;
+	ep->pace_last = now;
+	ep->pace_wake = 0;
+	if (!bytes_per_sec)
+		bspe_push_all(ep, now);
+}
+
+/*
+ * Picks the next fragment to send on live rail @rail: the failover queue
+ * first, then the oldest message with an unsent fragment in @rail's run or
+ * in the run of a dead rail. Returns 0 and fills @mslot/@frag/@last, or
+ * -ENOENT.
+ */
+static int bspe_pick_frag(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+			  u16 *mslot, u32 *frag, int *last, int *fo)
+{
+	u32 i, r, wnd = ep->cfg.msg_wnd;
+
+	*fo = 0;
+	if (ch->fo_count) {
+		struct bspe_fofrag *f = &ch->foq[ch->fo_head];
+		struct bspe_smsg *m = &ch->msgs[f->mslot];
+
+		*mslot = f->mslot;
+		*frag = f->frag;
+		*last = (m->flags & BSPE_SEND_LAST) && f->frag + 1 == m->nfrags;
+		*fo = 1;
+		ch->fo_head = (ch->fo_head + 1) %
+			      (ep->cfg.snd_wnd * ep->cfg.nrails);
+		ch->fo_count--;
+		return 0;
+	}
+	for (i = 0; i < ch->mcount; i++) {
+		u32 s = (ch->mhead + i) % wnd;
+		struct bspe_smsg *m = &ch->msgs[s];
+
+		if (!m->active)
+			continue;
+		for (r = 0; r < ep->cfg.nrails; r++) {
+			u32 q = (rail + r) % ep->cfg.nrails;
+
+			if (q != rail && (ch->rail_up & (1u << q)))
+				continue;
+			if (m->run_next[q] >= m->run_end[q])
+				continue;
+			*mslot = (u16)s;
+			*frag = m->run_next[q]++;
+			*last = (m->flags & BSPE_SEND_LAST) &&
+				m->run_next[q] == m->run_end[q];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Sends one new DATA packet on @rail if allowed; returns 1 if sent. */
+static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+			 u64 now)
+{
+	struct bspe_srail *sr = &ch->srail[rail];
+	struct bspe_spkt *p;
+	u32 frag;
+	u16 mslot;
+	int last, fo;
+
+	if (sr->snd_nxt - sr->snd_una >= ep->cfg.snd_wnd)
+		return 0;
+	if (ep->outstanding >= ep->cfg.sndbuf_pkts) {
+		ep->budget_blocked = 1;
+		return 0;
+	}
+	if (bspe_pick_frag(ep, ch, rail, &mslot, &frag, &last, &fo))
+		return 0;
+	p = &sr->ring[sr->snd_nxt % ep->cfg.snd_wnd];
+	memset(p, 0, sizeof(*p));
+	p->state = BSPE_SPKT_OUT;
+	p->frag = frag;
+	p->mslot = mslot;
+	p->epoch = ch->msgs[mslot].epoch;
+	p->ntx = 1;
+	p->last_tx = now;
+	if (ch->msgs[mslot].flags & BSPE_SEND_SYNC)
+		p->flags |= BSPE_SPKT_SYNC;
+	if (last)
+		p->flags |= BSPE_SPKT_LAST;
+	if (fo)
+		p->flags |= BSPE_SPKT_FAILOVER;
+	if (!sr->outstanding)
+		sr->progress = now;
+	sr->outstanding++;
+	ep->outstanding++;
+	sr->snd_nxt++;
+	if (fo)
+		ch->st[rail].retx_failover++;
+	bspe_xmit_data(ep, ch, rail, sr->snd_nxt - 1,
+		       fo ? BSPE_F_RETX | BSPE_F_FAILOVER : 0, now);
+	return 1;
+}
+
+void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	u32 n = ep->cfg.nrails;
+	int progress = 1;
+
+	bspe_rate_roll(ep, ch, now);
+	while (progress) {
+		u32 i;
+
+		progress = 0;
+		for (i = 0; i < n; i++) {
+			u8 q = (u8)((ch->tx_rr + i) % n);
+
+			if (!(ch->rail_up & (1u << q)))
+				continue;
+			if (!bspe_pace_ok(ep, now))
+				return;
+			progress |= bspe_push_one(ep, ch, q, now);
+		}
+		ch->tx_rr = (u8)((ch->tx_rr + 1) % n);
+	}
+}
+
+void bspe_push_all(struct bspe_ep *ep, u64 now)
+{
+	u32 i;
+
+	ep->budget_blocked = 0;
+	for (i = 0; i < ep->cfg.max_chans; i++)
+		if (ep->chans[i].used && ep->chans[i].mcount)
+			bspe_push(ep, &ep->chans[i], now);
+}
+
+int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
+	      u64 now)
+{
+	struct bspe_chan *ch = bspe_chan_get(ep, chan);
+	u8 live[BSPE_MAX_RAILS];
+	struct bspe_smsg *m;
+	u32 i, s, nl = 0, k, nfrags, first;
+
+	if (!ch || (flags & ~(BSPE_SEND_LAST | BSPE_SEND_SYNC)))
+		return -EINVAL;
+	if (len > ep->cfg.max_msg)
+		return -EMSGSIZE;
+	if (!ch->rail_up && ch->down_since &&
+	    now - ch->down_since >= ep->cfg.unreach_ns)
+		return -EHOSTUNREACH;
+	if (ch->mcount >= ep->cfg.msg_wnd)
+		return -EAGAIN;
+	s = (ch->mhead + ch->mcount) % ep->cfg.msg_wnd;
+	m = &ch->msgs[s];
+	memset(m, 0, sizeof(*m));
+	nfrags = bspe_msg_nfrags(ep, len);
+	m->cookie = msg;
+	m->msg_id = ch->snd_msg_id++;
+	m->len = len;
+	m->nfrags = nfrags;
+	m->epoch = ep->epoch;
+	m->unsettled = nfrags;
+	m->flags = (u16)flags;
+	m->active = 1;
+	ch->mcount++;
+	for (i = 0; i < ep->cfg.nrails; i++)
+		if (ch->rail_up & (1u << i))
+			live[nl++] = (u8)i;
+	if (nl >= 2 && nfrags >= 2 &&
+	    len >= nl * (ep->cfg.stripe_min ? ep->cfg.stripe_min :
+			 ep->cfg.frag_size)) {
+		/* BCL-4 striping: one contiguous run per live rail. */
+		k = nfrags < nl ? nfrags : nl;
+		first = 0;
+		for (i = 0; i < k; i++) {
+			u32 sz = nfrags / k + (i < nfrags % k ? 1 : 0);
+
+			m->run_next[live[i]] = first;
+			m->run_end[live[i]] = first + sz;
+			first += sz;
+		}
+	} else {
+		u8 r = 0;
+
+		if (nl)
+			r = live[(ep->cfg.node + ch->node + ep->cfg.port +
+				  ch->port) % nl];
+		m->run_end[r] = nfrags;
+	}
+	bspe_push(ep, ch, now);
+	bspe_arm_chan(ep, ch, now);
+	return 0;
+}
+
+void bspe_msg_settle(struct bspe_ep *ep, struct bspe_chan *ch, u16 mslot,
+		     u64 now)
+{
+	struct bspe_smsg *m = &ch->msgs[mslot];
+
+	(void)now;
+	if (!m->active || !m->unsettled)
+		return;
+	if (--m->unsettled)
+		return;
+	m->active = 0;
+	ch->st[0].msgs_tx++;
+	ep->ops->complete(ep->ctx, m->cookie, 0);
+	while (ch->mcount && !ch->msgs[ch->mhead].active) {
+		ch->mhead = (ch->mhead + 1) % ep->cfg.msg_wnd;
+		ch->mcount--;
+	}
+}
+
+void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status)
+{
+	u32 i, r;
+
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		struct bspe_srail *sr = &ch->srail[r];
+
+		memset(sr->ring, 0, sizeof(*sr->ring) * ep->cfg.snd_wnd);
+		ep->outstanding -= sr->outstanding;
+		sr->outstanding = 0;
+		sr->snd_una = sr->snd_nxt;
+		sr->ackreq_pending = 0;
+		sr->probes = 0;
+	}
+	ch->fo_count = 0;
+	ch->fo_head = 0;
+	for (i = 0; i < ch->mcount; i++) {
+		struct bspe_smsg *m = &ch->msgs[(ch->mhead + i) %
+						ep->cfg.msg_wnd];
+
+		if (!m->active)
+			continue;
+		m->active = 0;
+		ch->st[0].msgs_failed++;
+		ep->ops->complete(ep->ctx, m->cookie, status);
+	}
+	ch->mcount = 0;
+}
