@@ -59,24 +59,30 @@ class LoopbackTransport : public rt::Transport {
     std::string name() const override { return "loopback"; }
     std::string description() const override { return "in-process test double"; }
     std::size_t max_message_bytes() const override { return max_message_; }
-    void send(int dst, std::vector<std::byte> message) override {
+    void send(int dst, std::vector<std::byte> message, unsigned flags) override {
         if (message.size() > max_message_)
             throw std::logic_error("message larger than max_message_bytes");
         sent_to.push_back(dst);
+        flags_sent.push_back(flags);
         hub_.deliver(pid_, dst, std::move(message));
     }
     std::optional<rt::Received> receive() override { return hub_.receive(pid_); }
     void barrier_completed(std::uint64_t epoch) override { epochs.push_back(epoch); }
     void set_pacing_rate(std::uint64_t rate) override { rates.push_back(rate); }
-    void expect_from(int src, std::uint64_t bytes) override { expected.push_back({src, bytes}); }
+    void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) override {
+        expected.push_back({src, bytes});
+        expected_messages.push_back(messages);
+    }
     void serve_in_background() override {}
     void shutdown() override {}
 
     // What the messaging layer asked for (read by the tests after the threads joined).
     std::vector<int> sent_to;
+    std::vector<unsigned> flags_sent;
     std::vector<std::uint64_t> epochs;
     std::vector<std::uint64_t> rates;
     std::vector<std::pair<int, std::uint64_t>> expected;
+    std::vector<std::uint32_t> expected_messages;
 
   private:
     LoopbackHub &hub_;

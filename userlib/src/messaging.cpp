@@ -19,10 +19,10 @@ Messaging::Messaging(int pid, int nprocs, Transport *transport, MessagingConfig 
         cfg_.unit_bytes = transport_->max_message_bytes();
 }
 
-void Messaging::send(int dst, std::vector<std::byte> msg) {
+void Messaging::send(int dst, std::vector<std::byte> msg, unsigned flags) {
     stats_.messages_sent++;
     stats_.bytes_sent += msg.size();
-    transport_->send(dst, std::move(msg));
+    transport_->send(dst, std::move(msg), flags);
 }
 
 bool Messaging::matches(const Received &r, MsgType type, std::uint64_t superstep, std::int64_t aux,
@@ -69,7 +69,7 @@ std::vector<Contribution> Messaging::barrier(std::uint64_t superstep, const Cont
     // from i - 2^r; after ceil(log2 p) rounds every process knows every contribution.
     std::uint32_t round = 0;
     for (int d = 1; d < nprocs_; d *= 2, ++round) {
-        send((pid_ + d) % nprocs_, encode_barrier(superstep, round, known));
+        send((pid_ + d) % nprocs_, encode_barrier(superstep, round, known), Transport::kSync);
         Received r = take(MsgType::Barrier, superstep, round, (pid_ - d + nprocs_) % nprocs_);
         Reader rd(r.bytes);
         read_header(rd);
@@ -127,8 +127,14 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
         for (const auto &g : out[ku].gets)
             bytes += g.nbytes;
         expect[ku] = counts[ku].records > 0 || !out[ku].gets.empty();
-        if (expect[ku])
-            transport_->expect_from(k, bytes);
+        if (expect[ku]) {
+            // A unit holds at most unit_bytes - kUnitHeaderBytes bytes of records, and
+            // every record costs kRecordHeaderBytes more than its data: a lower bound.
+            const std::uint64_t records = counts[ku].records + out[ku].gets.size();
+            const std::uint64_t room = cfg_.unit_bytes - kUnitHeaderBytes;
+            const std::uint64_t units = (bytes + records * kRecordHeaderBytes + room - 1) / room;
+            transport_->expect_from(k, static_cast<std::uint32_t>(units), bytes);
+        }
     }
 
     // Pacing from the global load, then the data streams in schedule order.
@@ -148,8 +154,8 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
         auto units = packer.finish();
         stats_.send_order.push_back(j);
         stats_.units_sent += units.size();
-        for (auto &u : units)
-            send(j, std::move(u));
+        for (std::size_t u = 0; u < units.size(); ++u)
+            send(j, std::move(units[u]), u + 1 == units.size() ? Transport::kLast : 0);
     }
 
     // Completion by counting: every expected stream announces its number of units.

@@ -81,7 +81,7 @@ class Messaging {
     Received take_any(MsgType type, std::uint64_t superstep);
     bool matches(const Received &r, MsgType type, std::uint64_t superstep, std::int64_t aux,
                  int src) const;
-    void send(int dst, std::vector<std::byte> msg);
+    void send(int dst, std::vector<std::byte> msg, unsigned flags = 0);
 
     int pid_;
     int nprocs_;

@@ -28,9 +28,14 @@ class Transport {
     // Largest message send() accepts; the messaging layer repackages into units this big.
     virtual std::size_t max_message_bytes() const = 0;
 
+    // send() flags: barrier traffic (never acknowledged implicitly by the epoch rule),
+    // and the last message to this destination in the superstep.
+    static constexpr unsigned kSync = 1;
+    static constexpr unsigned kLast = 2;
+
     // Queues one message for dst (never the caller's own pid). Never blocks on the
     // receiver: messages are transmitted in the order queued, at the pacing rate.
-    virtual void send(int dst, std::vector<std::byte> message) = 0;
+    virtual void send(int dst, std::vector<std::byte> message, unsigned flags) = 0;
 
     // Blocks until a message arrives (while transmitting what is queued). Returns nullopt
     // when the job is being torn down (the launcher's control descriptor became readable).
@@ -43,9 +48,10 @@ class Transport {
     // Injection rate for this superstep in bytes/s (0: unpaced).
     virtual void set_pacing_rate(std::uint64_t bytes_per_second) = 0;
 
-    // Volume expected from src in this superstep (after the total exchange of counts), so
-    // the transport can prod precisely instead of waiting for timeouts.
-    virtual void expect_from(int src, std::uint64_t bytes) = 0;
+    // Volume expected from src in this superstep (after the total exchange of counts): at
+    // least `messages` messages carrying `bytes` payload bytes, so the transport can prod
+    // precisely instead of waiting for timeouts.
+    virtual void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) = 0;
 
     // bsp_end: keep answering peers (acknowledgements, retransmissions) from a background
     // thread until shutdown(), while the process waits in the launcher's collective finish.
