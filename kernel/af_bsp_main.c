@@ -3,23 +3,122 @@
  * AF_BSP: reliable datagrams striped over Ethernet rails for
  * bulk-synchronous parallel programs.
  *
- * Module entry and exit. Each subsystem (socket family, rail devices,
- * discovery, sock_diag) registers itself from here in dependency order
- * and unregisters in reverse order.
+ * Module entry and exit, and the module parameters. Subsystems register
+ * in dependency order: per-namespace state, the socket family, sock_diag,
+ * the rail notifier, the "bsp" link kind; exit runs in reverse order.
+ * Removing the link kind deletes every bsp device (and releases their
+ * rails) in every namespace before anything they use goes away.
+ *
+ * Unloading: every AF_BSP socket holds a reference on this module, so
+ * rmmod fails with EBUSY ("Module af_bsp is in use") while a socket
+ * exists; bsp devices and rails do not pin the module and are removed by
+ * rmmod.
  */
 #include <linux/module.h>
 #include <linux/init.h>
+#include <linux/moduleparam.h>
+
+#include "af_bsp.h"
+#include "discovery.h"
+#include "peer.h"
+#include "rail.h"
+#include "transport.h"
 
 #define AF_BSP_VERSION "0.1"
 
+int bsp_family = AF_BSP;
+module_param_named(family, bsp_family, int, 0444);
+MODULE_PARM_DESC(family,
+		 "address family number to register (default 23, the retired AF_IRDA)");
+
+unsigned int bsp_default_hello_ms = 100;
+module_param_named(hello_interval_ms, bsp_default_hello_ms, uint, 0444);
+MODULE_PARM_DESC(hello_interval_ms,
+		 "initial net.bsp.hello_interval_ms of each namespace");
+
+unsigned int bsp_default_peer_timeout_ms = 500;
+module_param_named(peer_timeout_ms, bsp_default_peer_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(peer_timeout_ms,
+		 "initial net.bsp.peer_timeout_ms: a peer's rail is dead after this much hello silence");
+
+unsigned int bsp_default_max_peers = 1024;
+module_param_named(max_peers, bsp_default_max_peers, uint, 0444);
+MODULE_PARM_DESC(max_peers, "initial net.bsp.max_peers of each namespace");
+
+unsigned int bsp_max_chans = 64;
+module_param_named(max_chans, bsp_max_chans, uint, 0444);
+MODULE_PARM_DESC(max_chans,
+		 "remote endpoints one socket can talk to (engine channel table size)");
+
+unsigned int bsp_unreach_ms = 2000;
+module_param_named(unreach_ms, bsp_unreach_ms, uint, 0644);
+MODULE_PARM_DESC(unreach_ms,
+		 "with no live rail to a node for this long, its messages fail with EHOSTUNREACH");
+
+unsigned int bsp_close_linger_ms = 2000;
+module_param_named(close_linger_ms, bsp_close_linger_ms, uint, 0644);
+MODULE_PARM_DESC(close_linger_ms,
+		 "close() waits this long for unacknowledged messages unless SO_LINGER says otherwise");
+
+bool bsp_checksum = true;
+module_param_named(checksum, bsp_checksum, bool, 0444);
+MODULE_PARM_DESC(checksum,
+		 "checksum every packet and drop received packets without a valid one");
+
 static int __init af_bsp_init(void)
 {
-	pr_info("af_bsp: version %s loaded\n", AF_BSP_VERSION);
+	int err;
+
+	if (bsp_family <= 0 || bsp_family >= AF_MAX) {
+		pr_err("af_bsp: family=%d out of range 1..%d\n", bsp_family,
+		       AF_MAX - 1);
+		return -EINVAL;
+	}
+	if (!bsp_default_hello_ms || !bsp_default_peer_timeout_ms ||
+	    !bsp_default_max_peers || !bsp_max_chans ||
+	    bsp_max_chans > U16_MAX) {
+		pr_err("af_bsp: module parameters must be positive\n");
+		return -EINVAL;
+	}
+
+	err = bsp_pernet_register();
+	if (err)
+		return err;
+	err = bsp_socket_register();
+	if (err)
+		goto out_pernet;
+	err = bsp_diag_register();
+	if (err)
+		goto out_socket;
+	err = bsp_rail_notifier_register();
+	if (err)
+		goto out_diag;
+	err = bsp_rail_dev_register();
+	if (err)
+		goto out_notifier;
+
+	pr_info("af_bsp: version %s, family %d, EtherType 0x%04x\n",
+		AF_BSP_VERSION, bsp_family, ETH_P_BSP);
 	return 0;
+
+out_notifier:
+	bsp_rail_notifier_unregister();
+out_diag:
+	bsp_diag_unregister();
+out_socket:
+	bsp_socket_unregister();
+out_pernet:
+	bsp_pernet_unregister();
+	return err;
 }
 
 static void __exit af_bsp_exit(void)
 {
+	bsp_rail_dev_unregister();
+	bsp_rail_notifier_unregister();
+	bsp_diag_unregister();
+	bsp_socket_unregister();
+	bsp_pernet_unregister();
 	pr_info("af_bsp: unloaded\n");
 }
 
@@ -29,3 +128,5 @@ module_exit(af_bsp_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("AF_BSP reliable multirail datagram sockets for BSP programs");
 MODULE_VERSION(AF_BSP_VERSION);
+MODULE_ALIAS_NETPROTO(AF_BSP);
+MODULE_ALIAS_RTNL_LINK("bsp");

@@ -3,10 +3,13 @@
  * AF_BSP user-space API: reliable datagram sockets striped over Ethernet
  * rails, for bulk-synchronous parallel programs.
  *
- * See Documentation/ for the meaning of every definition here.
+ * See Documentation/socket-api.rst for the meaning of every definition here.
  */
 #ifndef _UAPI_LINUX_BSP_H
 #define _UAPI_LINUX_BSP_H
+
+#include <linux/types.h>
+#include <linux/socket.h>
 
 /*
  * Address family. sock_register() refuses numbers >= AF_MAX (46 on 6.1),
@@ -14,12 +17,193 @@
  * 4.17 and which no in-tree code registers, uses for rtnetlink or for
  * sock_diag (Documentation/decisions.rst). The module parameter "family"
  * can move it; programs read the number in effect from
- * /sys/module/af_bsp/parameters/family.
+ * /sys/module/af_bsp/parameters/family (BSP_FAMILY_PARAM_PATH).
  */
 #define AF_BSP		23
 #define PF_BSP		AF_BSP
+#define BSP_FAMILY_PARAM_PATH	"/sys/module/af_bsp/parameters/family"
 
 /* IEEE 802 local experimental EtherType carrying AF_BSP frames. */
 #define ETH_P_BSP	0x88B5
+
+/* Socket option level of the options below (any number above SOL_VSOCK). */
+#define SOL_BSP		290
+
+/*
+ * Addresses. A node is one network namespace (one cluster node); its id is
+ * the sysctl net.bsp.node_id of that namespace. Ports are 16-bit and
+ * per node.
+ */
+#define BSP_NODE_LOCAL		0U	/* "this node" in bind/connect/sendto */
+#define BSP_PORT_ANY		0U	/* bind: choose a free port */
+#define BSP_PORT_AUTO_MIN	32768U	/* automatic ports are taken from */
+#define BSP_PORT_AUTO_MAX	65535U	/* [BSP_PORT_AUTO_MIN, _MAX] */
+
+struct sockaddr_bsp {
+	__kernel_sa_family_t	sbsp_family;	/* AF_BSP */
+	__u16			sbsp_port;	/* host byte order */
+	__u32			sbsp_node;	/* host byte order */
+	__u8			sbsp_zero[8];	/* must be zero */
+};
+
+/*
+ * Largest message (datagram) a socket accepts; longer ones fail with
+ * EMSGSIZE. Zero-length messages are valid.
+ */
+#define BSP_MSG_MAX		(1U << 20)
+
+/* ---- socket options at level SOL_BSP ---- */
+
+/*
+ * BSP_GROUP (set, get): the group of endpoints this socket exchanges
+ * supersteps with (struct bsp_group followed by count struct bsp_endpoint).
+ * Setting it resets the epoch to 0. An empty group (count 0) leaves the
+ * socket without a group.
+ */
+#define BSP_GROUP		1
+/*
+ * BSP_BARRIER_DONE (set, __u32): the barrier of superstep e has completed
+ * (every member received all data of superstep e - 1). Messages sent after
+ * this carry epoch e. Epochs only move forward: a smaller or equal value
+ * fails with EINVAL.
+ */
+#define BSP_BARRIER_DONE	2
+/* BSP_EPOCH (get, __u32): the current epoch of the socket. */
+#define BSP_EPOCH		3
+/*
+ * BSP_EXPECT (set, struct bsp_expect): the volume this socket expects to
+ * receive from one peer in the current superstep.
+ */
+#define BSP_EXPECT		4
+/*
+ * BSP_PACING_RATE (set, get, __u64 bytes per second): the rate at which
+ * the kernel releases this socket's packets onto the rails; 0 = unpaced.
+ * Same-node delivery is a memory copy and is not paced.
+ */
+#define BSP_PACING_RATE		5
+/* BSP_SOCK_STATS (get, struct bsp_sock_stats): the socket's counters. */
+#define BSP_SOCK_STATS		6
+/*
+ * BSP_RECVEPOCH (set, get, int boolean): deliver a BSP_CMSG_EPOCH control
+ * message with every received message.
+ */
+#define BSP_RECVEPOCH		7
+
+/* Limit of BSP_GROUP members. */
+#define BSP_GROUP_MAX		4096U
+
+struct bsp_endpoint {
+	__u32	node;
+	__u16	port;
+	__u16	reserved;	/* must be zero */
+};
+
+struct bsp_group {
+	__u32			count;		/* number of members[] */
+	__u32			reserved;	/* must be zero */
+	struct bsp_endpoint	members[];
+};
+
+struct bsp_expect {
+	struct bsp_endpoint	peer;
+	__u32			messages;	/* messages expected from peer */
+	__u32			reserved;	/* must be zero */
+	__u64			bytes;		/* bytes expected from peer */
+};
+
+struct bsp_sock_stats {
+	__u64	tx_msgs;	/* messages accepted by sendmsg */
+	__u64	tx_bytes;
+	__u64	rx_msgs;	/* messages handed to recvmsg (not peeks) */
+	__u64	rx_bytes;
+	__u64	tx_local_msgs;	/* of tx_msgs, delivered without a rail */
+	__u64	tx_remote_msgs;	/* of tx_msgs, sent over rails */
+	__u64	tx_errors;	/* messages that failed after sendmsg returned */
+	__u64	rx_remote_msgs;	/* of rx_msgs, received over rails */
+	/* protocol engine counters of this socket (all peers, all rails) */
+	__u64	pkts_tx;	/* DATA packets sent, retransmissions included */
+	__u64	pkts_rx;	/* DATA packets accepted */
+	__u64	retransmits;	/* DATA packets sent again (any cause) */
+	__u64	failovers;	/* of retransmits, moved off a dead rail */
+	__u64	acks_tx;	/* explicit ACK packets sent */
+	__u64	acks_rx;	/* explicit ACK packets received */
+	__u64	acked_implicit;	/* packets acknowledged by the epoch rule */
+	__u64	rx_dropped;	/* received packets refused, any reason */
+};
+
+/* ---- control messages at level SOL_BSP ---- */
+
+/* recvmsg: the epoch the sender stamped on the message (__u32). */
+#define BSP_CMSG_EPOCH		1
+/* sendmsg: BSP_SEND_* flags of this message (__u32). */
+#define BSP_CMSG_SEND		2
+
+/* The last message this socket sends to that peer in this superstep. */
+#define BSP_SEND_LAST		0x1
+/* Barrier traffic: never acknowledged implicitly (DESIGN item 5). */
+#define BSP_SEND_SYNC		0x2
+
+/* ---- sock_diag (NETLINK_SOCK_DIAG, sdiag_family = AF_BSP) ---- */
+
+struct bsp_diag_req {
+	__u8	sdiag_family;		/* AF_BSP */
+	__u8	sdiag_protocol;		/* 0 */
+	__u16	bdiag_port;		/* 0 = every port */
+	__u32	bdiag_show;		/* BSP_DIAG_SHOW_* */
+	__u32	bdiag_ino;		/* 0 = every socket */
+	__u32	bdiag_cookie[2];
+};
+
+#define BSP_DIAG_SHOW_PEER	(1U << 0)	/* BSP_DIAG_PEER */
+#define BSP_DIAG_SHOW_MEMINFO	(1U << 1)	/* BSP_DIAG_MEMINFO */
+#define BSP_DIAG_SHOW_STATS	(1U << 2)	/* BSP_DIAG_STATS */
+#define BSP_DIAG_SHOW_SUPERSTEP	(1U << 3)	/* BSP_DIAG_SUPERSTEP */
+
+struct bsp_diag_msg {
+	__u8	bdiag_family;		/* AF_BSP */
+	__u8	bdiag_type;		/* SOCK_RDM */
+	__u16	bdiag_port;		/* 0 if unbound */
+	__u32	bdiag_node;		/* node id of the namespace */
+	__u32	bdiag_ino;
+	__u32	bdiag_cookie[2];
+	__u32	bdiag_rqueue;		/* bytes queued for recvmsg */
+	__u32	bdiag_wqueue;		/* bytes charged to the send buffer */
+};
+
+enum {
+	BSP_DIAG_UNSPEC,
+	BSP_DIAG_PEER,		/* struct sockaddr_bsp, connected sockets */
+	BSP_DIAG_MEMINFO,	/* __u32[SK_MEMINFO_VARS] */
+	BSP_DIAG_STATS,		/* struct bsp_sock_stats */
+	BSP_DIAG_SUPERSTEP,	/* struct bsp_diag_superstep */
+	__BSP_DIAG_MAX,
+};
+
+#define BSP_DIAG_MAX (__BSP_DIAG_MAX - 1)
+
+struct bsp_diag_superstep {
+	__u32	epoch;
+	__u32	group_size;
+	__u64	pacing_rate;
+};
+
+/* ---- per-namespace statistics, /proc/net/af_bsp/stats ---- */
+
+/* Reasons a received frame is dropped; each is counted separately. */
+enum bsp_drop_reason {
+	BSP_DROP_SHORT,		/* shorter than its header */
+	BSP_DROP_VERSION,	/* unknown protocol version */
+	BSP_DROP_TYPE,		/* unknown frame type */
+	BSP_DROP_CLUSTER,	/* hello of another cluster id */
+	BSP_DROP_SELF,		/* hello carrying our own node id */
+	BSP_DROP_NOT_RAIL,	/* arrived on a device that is no longer a rail */
+	BSP_DROP_RAIL_MISMATCH,	/* hello of rail r heard on our rail s != r */
+	BSP_DROP_PEER_TABLE_FULL, /* peer table at net.bsp.max_peers */
+	BSP_DROP_ADDR,		/* destination node is not this node */
+	BSP_DROP_ENGINE,	/* refused by the protocol engine (any reason) */
+	BSP_DROP_NO_PORT,	/* no socket bound to the destination port */
+	BSP_DROP_NOMEM,		/* allocation failed */
+	__BSP_DROP_MAX,
+};
 
 #endif /* _UAPI_LINUX_BSP_H */

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AF_BSP neighbour discovery (DESIGN item 3).
+ *
+ * Every net.bsp.hello_interval_ms a work item of each namespace that has
+ * a bsp master broadcasts a hello (struct bspe_hello, built by the
+ * engine's bspe_hello_build) on every rail that is up. Hellos carry the
+ * cluster id, the node id, the rail index, the rail MTU and the master's
+ * incarnation. A received hello of the same cluster from another node
+ * creates or refreshes the peer and marks that (peer, rail) alive; a
+ * (peer, rail) not heard from for net.bsp.peer_timeout_ms is marked dead.
+ * Both transitions are fed to the protocol engine of every socket of the
+ * namespace at once (transport.c), as are our own rails going down or up.
+ *
+ * Contexts: the work runs in process context; bsp_discovery_rcv in
+ * softirq; bsp_discovery_rail_state under RTNL; bsp_discovery_kick in any
+ * context.
+ */
+#include <linux/etherdevice.h>
+#include <linux/jiffies.h>
+#include <linux/workqueue.h>
+
+#include "discovery.h"
+#include "peer.h"
+#include "rail.h"
+#include "transport.h"
+#include "engine/bspe_wire.h"
+
+static void bsp_rail_dead(struct bsp_net *bn, u32 node, u8 rail)
+{
+	bsp_transport_rail_set(bn, node, rail, false);
+}
+
+static void bsp_rail_alive(struct bsp_net *bn, u32 node, u8 rail)
+{
+	bsp_transport_rail_set(bn, node, rail, true);
+}
+
+/* RCU read side held. */
+static void bsp_send_hello(struct bsp_net *bn, struct bsp_master *m,
+			   struct bsp_rail *rail)
+{
+	struct bspe_hello_info hi = { };
+	struct net_device *dev = rail->dev;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(bsp_rail_headroom() + BSPE_HELLO_LEN, GFP_ATOMIC);
+	if (!skb)
+		return;
+	skb_reserve(skb, bsp_rail_headroom());
+	hi.cluster_id = READ_ONCE(bn->cluster_id);
+	hi.node_id = bsp_node_id(bn);
+	hi.rail = rail->index;
+	hi.nrails = m->nrails;
+	hi.mtu = min_t(u32, READ_ONCE(dev->mtu), U16_MAX);
+	hi.caps = BSPE_CAP_CSUM;
+	hi.incarnation = m->incarnation;
+	hi.hello_seq = ++rail->hello_seq;
+	hi.interval_ms = min_t(u32, READ_ONCE(bn->hello_interval_ms), U16_MAX);
+	bspe_hello_build(skb_put(skb, BSPE_HELLO_LEN), &hi);
+	if (!bsp_rail_xmit(bn, rail->index, dev->broadcast, skb))
+		atomic_long_inc(&bn->hello_tx);
+}
+
+static void bsp_discovery_work(struct work_struct *work)
+{
+	struct bsp_net *bn = container_of(to_delayed_work(work),
+					  struct bsp_net, discovery_work);
+	struct bsp_master *m;
+	bool rearm;
+	int i;
+
+	rcu_read_lock();
+	m = rcu_dereference(bn->master);
+	rearm = m && m->nrails;
+	for (i = 0; m && i < BSP_MAX_RAILS; i++) {
+		struct bsp_rail *rail = rcu_dereference(m->rails[i]);
+
+		if (rail && READ_ONCE(rail->up))
+			bsp_send_hello(bn, m, rail);
+	}
+	rcu_read_unlock();
+
+	bsp_peer_expire(bn, msecs_to_jiffies(READ_ONCE(bn->peer_timeout_ms)),
+			bsp_rail_dead);
+
+	if (rearm && !READ_ONCE(bn->exiting))
+		queue_delayed_work(system_wq, &bn->discovery_work,
+				   msecs_to_jiffies(READ_ONCE(bn->hello_interval_ms)));
+}
+
+void bsp_discovery_init_net(struct bsp_net *bn)
+{
+	INIT_DELAYED_WORK(&bn->discovery_work, bsp_discovery_work);
+	bn->exiting = false;
+}
+
+void bsp_discovery_exit_net(struct bsp_net *bn)
+{
+	WRITE_ONCE(bn->exiting, true);
+	cancel_delayed_work_sync(&bn->discovery_work);
+}
+
+void bsp_discovery_kick(struct bsp_net *bn)
+{
+	if (!READ_ONCE(bn->exiting))
+		mod_delayed_work(system_wq, &bn->discovery_work, 0);
+}
+
+void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
+		       struct sk_buff *skb)
+{
+	struct bspe_hello_info hi;
+	bool came_up;
+	int err;
+
+	err = bspe_hello_parse(skb->data, skb->len, &hi);
+	if (err) {
+		bsp_count_drop(bn, err == -EPROTONOSUPPORT ?
+			       BSP_DROP_VERSION : BSP_DROP_SHORT);
+		goto out;
+	}
+	if (hi.cluster_id != READ_ONCE(bn->cluster_id)) {
+		bsp_count_drop(bn, BSP_DROP_CLUSTER);
+		goto out;
+	}
+	if (hi.node_id == bsp_node_id(bn) || hi.node_id == BSP_NODE_LOCAL) {
+		bsp_count_drop(bn, BSP_DROP_SELF);
+		goto out;
+	}
+	if (hi.rail != rail->index) {
+		net_warn_ratelimited("af_bsp: node %u announces rail %u on our rail %u (%s): enslave rails in the same order on every node\n",
+				     hi.node_id, hi.rail, rail->index,
+				     rail->dev->name);
+		bsp_count_drop(bn, BSP_DROP_RAIL_MISMATCH);
+		goto out;
+	}
+	atomic_long_inc(&bn->hello_rx);
+	err = bsp_peer_hello(bn, rail->index, eth_hdr(skb)->h_source, &hi,
+			     &came_up);
+	if (err) {
+		bsp_count_drop(bn, err == -ENOSPC ? BSP_DROP_PEER_TABLE_FULL :
+			       BSP_DROP_NOMEM);
+		goto out;
+	}
+	if (came_up) {
+		bsp_rail_alive(bn, hi.node_id, rail->index);
+		/* answer at once so the new peer need not wait a period */
+		bsp_discovery_kick(bn);
+	}
+out:
+	consume_skb(skb);
+}
+
+void bsp_discovery_rail_state(struct bsp_net *bn, u8 index, bool up)
+{
+	if (up) {
+		bsp_peer_rail_up_static(bn, index, bsp_rail_alive);
+		bsp_discovery_kick(bn);
+	} else {
+		bsp_peer_rail_down(bn, index, bsp_rail_dead);
+	}
+}

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AF_BSP peer table, one per namespace.
+ *
+ * Writers (hello receive in softirq, the discovery work, static
+ * configuration, rail removal) hold bsp_net.peer_lock with bottom halves
+ * disabled. Readers use RCU; entries are freed with kfree_rcu. The
+ * per-rail fields of an entry are updated in place under the lock; an
+ * RCU reader may see a MAC address mid-update while the peer changes its
+ * address, which at worst misdirects one frame that the engine then
+ * retransmits. The table holds at most net.bsp.max_peers entries; hellos
+ * of further nodes are dropped and counted (BSP_DROP_PEER_TABLE_FULL).
+ */
+#include <linux/etherdevice.h>
+#include <linux/hash.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+
+#include "peer.h"
+#include "engine/bspe_wire.h"
+
+static struct hlist_head *bsp_peer_bucket(struct bsp_net *bn, u32 node_id)
+{
+	return &bn->peers[hash_32(node_id, BSP_PEER_HASH_BITS)];
+}
+
+void bsp_peer_init_net(struct bsp_net *bn)
+{
+	int i;
+
+	spin_lock_init(&bn->peer_lock);
+	for (i = 0; i < ARRAY_SIZE(bn->peers); i++)
+		INIT_HLIST_HEAD(&bn->peers[i]);
+	bn->npeers = 0;
+}
+
+void bsp_peer_exit_net(struct bsp_net *bn)
+{
+	struct bsp_peer *p;
+	struct hlist_node *tmp;
+	int i;
+
+	spin_lock_bh(&bn->peer_lock);
+	for (i = 0; i < ARRAY_SIZE(bn->peers); i++) {
+		hlist_for_each_entry_safe(p, tmp, &bn->peers[i], hnode) {
+			hlist_del_rcu(&p->hnode);
+			kfree_rcu(p, rcu);
+		}
+	}
+	bn->npeers = 0;
+	spin_unlock_bh(&bn->peer_lock);
+}
+
+struct bsp_peer *bsp_peer_lookup_rcu(struct bsp_net *bn, u32 node_id)
+{
+	struct bsp_peer *p;
+
+	hlist_for_each_entry_rcu(p, bsp_peer_bucket(bn, node_id), hnode)
+		if (p->node_id == node_id)
+			return p;
+	return NULL;
+}
+
+bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id)
+{
+	struct bsp_peer *p;
+	bool ok = false;
+	int r;
+
+	rcu_read_lock();
+	p = bsp_peer_lookup_rcu(bn, node_id);
+	for (r = 0; p && r < BSP_MAX_RAILS && !ok; r++)
+		ok = READ_ONCE(p->rails[r].alive);
+	rcu_read_unlock();
+	return ok;
+}
+
+/* peer_lock held. */
+static struct bsp_peer *bsp_peer_get_or_create(struct bsp_net *bn,
+					       u32 node_id, int *err)
+{
+	struct bsp_peer *p;
+
+	hlist_for_each_entry(p, bsp_peer_bucket(bn, node_id), hnode)
+		if (p->node_id == node_id)
+			return p;
+	if (bn->npeers >= READ_ONCE(bn->max_peers)) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	p = kzalloc(sizeof(*p), GFP_ATOMIC);
+	if (!p) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	p->node_id = node_id;
+	hlist_add_head_rcu(&p->hnode, bsp_peer_bucket(bn, node_id));
+	bn->npeers++;
+	return p;
+}
+
+int bsp_peer_hello(struct bsp_net *bn, u8 rail, const u8 *addr,
+		   const struct bspe_hello_info *hi, bool *came_up)
+{
+	struct bsp_peer_rail *pr;
+	struct bsp_peer *p;
+	int err = 0;
+
+	*came_up = false;
+	if (rail >= BSP_MAX_RAILS)
+		return -EINVAL;
+	spin_lock_bh(&bn->peer_lock);
+	p = bsp_peer_get_or_create(bn, hi->node_id, &err);
+	if (!p)
+		goto out;
+	p->incarnation = hi->incarnation;
+	p->nrails = hi->nrails;
+	pr = &p->rails[rail];
+	if (!pr->is_static)
+		ether_addr_copy(pr->addr, addr);
+	pr->mtu = hi->mtu;
+	pr->known = true;
+	pr->last_seen = jiffies;
+	pr->hello_seq = hi->hello_seq;
+	if (!pr->alive) {
+		WRITE_ONCE(pr->alive, true);
+		*came_up = true;
+	}
+out:
+	spin_unlock_bh(&bn->peer_lock);
+	return err;
+}
+
+int bsp_peer_add_static(struct bsp_net *bn, u32 node_id, u8 rail,
+			const u8 *addr, u16 mtu)
+{
+	struct bsp_peer_rail *pr;
+	struct bsp_peer *p;
+	int err = 0;
+
+	if (rail >= BSP_MAX_RAILS || !node_id || !is_valid_ether_addr(addr))
+		return -EINVAL;
+	if (node_id == bsp_node_id(bn))
+		return -EINVAL;
+	spin_lock_bh(&bn->peer_lock);
+	p = bsp_peer_get_or_create(bn, node_id, &err);
+	if (p) {
+		pr = &p->rails[rail];
+		ether_addr_copy(pr->addr, addr);
+		pr->mtu = mtu;
+		pr->known = true;
+		pr->is_static = true;
+		pr->last_seen = jiffies;
+		WRITE_ONCE(pr->alive, true);
+	}
+	spin_unlock_bh(&bn->peer_lock);
+	return err;
+}
+
+int bsp_peer_del(struct bsp_net *bn, u32 node_id)
+{
+	struct bsp_peer *p;
+	int err = -ENOENT;
+
+	spin_lock_bh(&bn->peer_lock);
+	hlist_for_each_entry(p, bsp_peer_bucket(bn, node_id), hnode) {
+		if (p->node_id == node_id) {
+			hlist_del_rcu(&p->hnode);
+			bn->npeers--;
+			kfree_rcu(p, rcu);
+			err = 0;
+			break;
+		}
+	}
+	spin_unlock_bh(&bn->peer_lock);
+	return err;
+}
+
+/* Dead (node, rail) pairs found by one pass, reported unlocked. */
+#define BSP_DEAD_BATCH	32
+
+/*
+ * Mark live (peer, rail) pairs dead: those on our rail @only (or on any
+ * rail if @only < 0) that are either all of them (@timeout 0) or silent
+ * for @timeout jiffies; static entries only when @only is given. Reports
+ * each through @down with no lock held. Process context.
+ */
+static void bsp_peer_mark_dead(struct bsp_net *bn, int only,
+			       unsigned long timeout,
+			       void (*down)(struct bsp_net *bn, u32 node,
+					    u8 rail))
+{
+	struct { u32 node; u8 rail; } dead[BSP_DEAD_BATCH];
+	unsigned int n, i;
+	struct bsp_peer *p;
+	int b, r;
+
+	do {
+		n = 0;
+		spin_lock_bh(&bn->peer_lock);
+		for (b = 0; b < ARRAY_SIZE(bn->peers); b++) {
+			hlist_for_each_entry(p, &bn->peers[b], hnode) {
+				for (r = 0; r < BSP_MAX_RAILS; r++) {
+					struct bsp_peer_rail *pr = &p->rails[r];
+
+					if (!pr->alive || (only >= 0 && r != only))
+						continue;
+					if (only < 0 &&
+					    (pr->is_static ||
+					     time_before(jiffies,
+							 pr->last_seen + timeout)))
+						continue;
+					if (n == BSP_DEAD_BATCH)
+						goto report;
+					WRITE_ONCE(pr->alive, false);
+					dead[n].node = p->node_id;
+					dead[n].rail = r;
+					n++;
+				}
+			}
+		}
+report:
+		spin_unlock_bh(&bn->peer_lock);
+		for (i = 0; i < n; i++)
+			down(bn, dead[i].node, dead[i].rail);
+	} while (n == BSP_DEAD_BATCH);
+}
+
+void bsp_peer_expire(struct bsp_net *bn, unsigned long timeout,
+		     void (*down)(struct bsp_net *bn, u32 node, u8 rail))
+{
+	bsp_peer_mark_dead(bn, -1, timeout, down);
+}
+
+void bsp_peer_rail_down(struct bsp_net *bn, u8 rail,
+			void (*down)(struct bsp_net *bn, u32 node, u8 rail))
+{
+	bsp_peer_mark_dead(bn, rail, 0, down);
+}
+
+/* Our rail @rail came back: static entries on it are usable again. */
+void bsp_peer_rail_up_static(struct bsp_net *bn, u8 rail,
+			     void (*up)(struct bsp_net *bn, u32 node, u8 rail))
+{
+	struct bsp_peer *p;
+	u32 nodes[BSP_DEAD_BATCH];
+	unsigned int n, i;
+	int b;
+
+	do {
+		n = 0;
+		spin_lock_bh(&bn->peer_lock);
+		for (b = 0; b < ARRAY_SIZE(bn->peers); b++) {
+			hlist_for_each_entry(p, &bn->peers[b], hnode) {
+				struct bsp_peer_rail *pr = &p->rails[rail];
+
+				if (!pr->is_static || pr->alive)
+					continue;
+				if (n == BSP_DEAD_BATCH)
+					goto report;
+				WRITE_ONCE(pr->alive, true);
+				nodes[n++] = p->node_id;
+			}
+		}
+report:
+		spin_unlock_bh(&bn->peer_lock);
+		for (i = 0; i < n; i++)
+			up(bn, nodes[i], rail);
+	} while (n == BSP_DEAD_BATCH);
+}
+
+void bsp_peer_forget_rail(struct bsp_net *bn, u8 rail)
+{
+	struct bsp_peer *p;
+	int b;
+
+	if (rail >= BSP_MAX_RAILS)
+		return;
+	spin_lock_bh(&bn->peer_lock);
+	for (b = 0; b < ARRAY_SIZE(bn->peers); b++) {
+		hlist_for_each_entry(p, &bn->peers[b], hnode) {
+			WRITE_ONCE(p->rails[rail].alive, false);
+			p->rails[rail].known = false;
+			p->rails[rail].is_static = false;
+		}
+	}
+	spin_unlock_bh(&bn->peer_lock);
+}

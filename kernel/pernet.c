@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AF_BSP per network namespace state: identity and tunables under the
+ * sysctl directory net.bsp, the port table, the peer table and the
+ * counters. Every cluster node is one namespace (DESIGN item 1).
+ *
+ * Context: init and exit run in process context from the netns core
+ * (net_mutex held); by the time exit runs no socket of the namespace is
+ * left (each socket holds a reference on its netns) and the master device
+ * has been unregistered by the rtnl_link core.
+ */
+#include <linux/random.h>
+#include <linux/sysctl.h>
+#include <linux/slab.h>
+
+#include "af_bsp.h"
+#include "peer.h"
+#include "discovery.h"
+
+unsigned int bsp_net_id __read_mostly;
+
+static u32 bsp_sysctl_one = 1;
+static u32 bsp_sysctl_hello_max = 60000;
+static u32 bsp_sysctl_peers_max = 65536;
+
+/* Template; each namespace gets a copy whose .data point into its bsp_net. */
+static const struct ctl_table bsp_sysctl_template[] = {
+	{
+		.procname	= "node_id",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= &bsp_sysctl_one,
+	},
+	{
+		.procname	= "cluster_id",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec,
+	},
+	{
+		.procname	= "hello_interval_ms",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= &bsp_sysctl_one,
+		.extra2		= &bsp_sysctl_hello_max,
+	},
+	{
+		.procname	= "peer_timeout_ms",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= &bsp_sysctl_one,
+	},
+	{
+		.procname	= "max_peers",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= &bsp_sysctl_one,
+		.extra2		= &bsp_sysctl_peers_max,
+	},
+	{ }
+};
+
+static int bsp_sysctl_init_net(struct bsp_net *bn)
+{
+	struct ctl_table *t;
+
+	t = kmemdup(bsp_sysctl_template, sizeof(bsp_sysctl_template),
+		    GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	t[0].data = &bn->node_id;
+	t[1].data = &bn->cluster_id;
+	t[2].data = &bn->hello_interval_ms;
+	t[3].data = &bn->peer_timeout_ms;
+	t[4].data = &bn->max_peers;
+
+	bn->sysctl_hdr = register_net_sysctl(bn->net, "net/bsp", t);
+	if (!bn->sysctl_hdr) {
+		kfree(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void bsp_sysctl_exit_net(struct bsp_net *bn)
+{
+	struct ctl_table *t = bn->sysctl_hdr->ctl_table_arg;
+
+	unregister_net_sysctl_table(bn->sysctl_hdr);
+	kfree(t);
+}
+
+static int __net_init bsp_net_init(struct net *net)
+{
+	struct bsp_net *bn = bsp_pernet(net);
+	int i, err;
+
+	bn->net = net;
+	/* A random default keeps nodes apart until an administrator (or
+	 * bsprun) assigns ids; 0 is reserved for BSP_NODE_LOCAL.
+	 */
+	bn->node_id = get_random_u32() | 1;
+	bn->cluster_id = 0;
+	bn->hello_interval_ms = bsp_default_hello_ms;
+	bn->peer_timeout_ms = bsp_default_peer_timeout_ms;
+	bn->max_peers = bsp_default_max_peers;
+
+	spin_lock_init(&bn->port_lock);
+	for (i = 0; i < ARRAY_SIZE(bn->ports); i++)
+		INIT_HLIST_HEAD(&bn->ports[i]);
+	INIT_HLIST_HEAD(&bn->socks);
+	bn->next_port = BSP_PORT_AUTO_MIN;
+
+	bsp_peer_init_net(bn);
+	bsp_discovery_init_net(bn);
+
+	for (i = 0; i < __BSP_DROP_MAX; i++)
+		atomic_long_set(&bn->drops[i], 0);
+	atomic_long_set(&bn->hello_tx, 0);
+	atomic_long_set(&bn->hello_rx, 0);
+
+	err = bsp_sysctl_init_net(bn);
+	if (err)
+		return err;
+	err = bsp_proc_init_net(bn);
+	if (err) {
+		bsp_sysctl_exit_net(bn);
+		return err;
+	}
+	return 0;
+}
+
+static void __net_exit bsp_net_exit(struct net *net)
+{
+	struct bsp_net *bn = bsp_pernet(net);
+
+	bsp_discovery_exit_net(bn);
+	bsp_peer_exit_net(bn);
+	bsp_proc_exit_net(bn);
+	bsp_sysctl_exit_net(bn);
+	WARN_ON_ONCE(!hlist_empty(&bn->socks));
+}
+
+static struct pernet_operations bsp_net_ops = {
+	.init	= bsp_net_init,
+	.exit	= bsp_net_exit,
+	.id	= &bsp_net_id,
+	.size	= sizeof(struct bsp_net),
+};
+
+int bsp_pernet_register(void)
+{
+	return register_pernet_subsys(&bsp_net_ops);
+}
+
+void bsp_pernet_unregister(void)
+{
+	unregister_pernet_subsys(&bsp_net_ops);
+}

@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AF_BSP rail transport: the kernel driver of the protocol engine.
+ *
+ * Every bound socket owns one engine endpoint (struct bspe_ep, see
+ * engine/bspe.h). Reliability, acknowledgment, striping, failover and
+ * pacing are the engine's; this file only feeds it events and carries out
+ * its actions:
+ *
+ *   events in:   sendmsg (bspe_send), frames from the rails (bspe_rx),
+ *                the endpoint's hrtimer (bspe_timer), recvmsg consuming
+ *                (bspe_rx_consumed), rail/peer liveness (bspe_rail_set),
+ *                superstep socket options;
+ *   actions out: xmit (a frame is built as an skb and queued for the
+ *                rail after the lock is dropped), rx_data (payload copied
+ *                into the message being reassembled), deliver (message
+ *                queued to the socket), complete (the sender's message
+ *                buffer freed, or the socket error set), timer (hrtimer).
+ *
+ * Contexts and locking: bsp_transport.lock (spin, bottom halves off)
+ * serialises every call into one endpoint; it is taken in process
+ * context (sendmsg, recvmsg, setsockopt, close, rail events under RTNL),
+ * in softirq (rail receive) and in the hrtimer's softirq. Engine
+ * callbacks run under it and never sleep. Frames the engine transmits are
+ * queued on bsp_transport.txq under the lock and handed to the rail
+ * devices after it is released, so no device transmit path runs under
+ * it. Order: lock_sock > bsp_transport.lock > pending.lock >
+ * sk_receive_queue.lock. The peer table is read under RCU only.
+ *
+ * Lifetime: the endpoint is created at bind and settled at close
+ * (bspe_fini completes whatever is left with -ECONNRESET and aborts
+ * partial reassemblies); its memory is freed by the socket destructor,
+ * which runs after an RCU grace period, so RCU walkers of the namespace's
+ * socket list (rail events) can still lock a closing socket's transport
+ * and see it dead.
+ */
+#include <linux/etherdevice.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "transport.h"
+#include "peer.h"
+#include "rail.h"
+#include "engine/bspe.h"
+
+struct bsp_transport {
+	spinlock_t lock;		/* serialises all engine calls */
+	struct bspe_ep *ep;		/* NULL once settled */
+	void *mem;
+	struct bsp_sock *bs;
+	struct bsp_net *bn;
+	struct hrtimer timer;
+	u16 msg_wnd;
+	u16 max_chans;
+	struct sk_buff **slots;		/* [chan * msg_wnd + slot] */
+	struct sk_buff_head txq;	/* frames to send after unlock */
+	u32 rx_epoch;			/* epoch of the frame in bspe_rx */
+	u32 outstanding;		/* messages not yet completed */
+	u64 completions;		/* for senders waiting in EAGAIN */
+	wait_queue_head_t send_wait;
+};
+
+/* Frame metadata while on txq. */
+struct bsp_tx_cb {
+	u32 node;
+	u8 rail;
+};
+
+static struct bsp_tx_cb *bsp_tx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct bsp_tx_cb) > sizeof_field(struct sk_buff, cb));
+	return (struct bsp_tx_cb *)skb->cb;
+}
+
+static u64 bsp_now(void)
+{
+	return ktime_get_ns();
+}
+
+/* ---- engine callbacks: tp->lock held, bottom halves off ---- */
+
+static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
+{
+	struct bsp_transport *tp = ctx;
+	struct sk_buff *skb, *msg = x->msg;
+	u8 *pkt;
+
+	skb = alloc_skb(bsp_rail_headroom() + BSPE_HDR_LEN + x->len,
+			GFP_ATOMIC);
+	if (!skb) {
+		bsp_count_drop(tp->bn, BSP_DROP_NOMEM);
+		return;	/* lost: the engine recovers it */
+	}
+	skb_reserve(skb, bsp_rail_headroom());
+	pkt = skb_put(skb, BSPE_HDR_LEN + x->len);
+	memcpy(pkt, x->hdr, BSPE_HDR_LEN);
+	if (x->len && skb_copy_bits(msg, x->off, pkt + BSPE_HDR_LEN, x->len)) {
+		kfree_skb(skb);
+		return;
+	}
+	if (((const struct bspe_hdr *)x->hdr)->flags &
+	    htons(BSPE_F_CSUM))
+		bspe_csum_fill(pkt, pkt + BSPE_HDR_LEN, x->len);
+	bsp_tx_cb(skb)->node = x->node;
+	bsp_tx_cb(skb)->rail = x->rail;
+	__skb_queue_tail(&tp->txq, skb);
+}
+
+static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
+{
+	struct bsp_transport *tp = ctx;
+	u32 idx = f->chan * tp->msg_wnd + f->slot;
+	struct sk_buff *skb;
+
+	if (f->chan < 0 || f->chan >= tp->max_chans || f->slot >= tp->msg_wnd)
+		return -EINVAL;
+	skb = tp->slots[idx];
+	if (f->first) {
+		kfree_skb(skb);	/* never expected: the engine aborts first */
+		skb = bsp_msg_alloc_rx(f->msg_len, GFP_ATOMIC | __GFP_NOWARN);
+		tp->slots[idx] = skb;
+		if (!skb)
+			return -ENOMEM;
+		bsp_cb(skb)->epoch = tp->rx_epoch;
+	}
+	if (!skb)
+		return -ENOMEM;
+	if (f->len && skb_store_bits(skb, f->off, f->data, f->len))
+		return -EINVAL;
+	return 0;
+}
+
+static void bsp_cb_rx_abort(void *ctx, int chan, u32 slot)
+{
+	struct bsp_transport *tp = ctx;
+	u32 idx;
+
+	if (chan < 0 || chan >= tp->max_chans || slot >= tp->msg_wnd)
+		return;
+	idx = chan * tp->msg_wnd + slot;
+	kfree_skb(tp->slots[idx]);
+	tp->slots[idx] = NULL;
+}
+
+static void bsp_cb_deliver(void *ctx, const struct bspe_delivery *d)
+{
+	struct bsp_transport *tp = ctx;
+	struct sock *sk = &tp->bs->sk;
+	struct sk_buff *skb;
+	u32 idx;
+
+	if (d->chan < 0 || d->chan >= tp->max_chans || d->slot >= tp->msg_wnd)
+		return;
+	idx = d->chan * tp->msg_wnd + d->slot;
+	skb = tp->slots[idx];
+	tp->slots[idx] = NULL;
+	if (!skb) {
+		skb = bsp_msg_alloc_rx(0, GFP_ATOMIC);	/* empty message */
+		if (!skb) {
+			bsp_count_drop(tp->bn, BSP_DROP_NOMEM);
+			return;
+		}
+		bsp_cb(skb)->epoch = tp->rx_epoch;
+	}
+	bsp_cb(skb)->src_node = d->node;
+	bsp_cb(skb)->src_port = d->port;
+	bsp_cb(skb)->dst_port = tp->bs->port;
+	bsp_cb(skb)->remote = true;
+	if (bsp_deliver(sk, skb)) {
+		/* socket closing: nobody will read it */
+		kfree_skb(skb);
+	}
+}
+
+static void bsp_cb_complete(void *ctx, void *msg, int status)
+{
+	struct bsp_transport *tp = ctx;
+	struct sock *sk = &tp->bs->sk;
+
+	if (status) {
+		atomic64_inc(&tp->bs->stats.tx_errors);
+		WRITE_ONCE(sk->sk_err, -status);
+		sk_error_report(sk);
+	}
+	consume_skb(msg);
+	tp->outstanding--;
+	tp->completions++;
+	wake_up_interruptible_all(&tp->send_wait);
+}
+
+static void bsp_cb_timer(void *ctx, u64 when)
+{
+	struct bsp_transport *tp = ctx;
+
+	hrtimer_start(&tp->timer, ns_to_ktime(when), HRTIMER_MODE_ABS_SOFT);
+}
+
+static void bsp_cb_rail_event(void *ctx, u32 node, u8 rail, int up)
+{
+	struct bsp_transport *tp = ctx;
+
+	net_info_ratelimited("af_bsp: port %u: engine sees rail %u of node %u %s\n",
+			     tp->bs->port, rail, node, up ? "alive" : "dead");
+}
+
+static const struct bspe_ops bsp_engine_ops = {
+	.xmit		= bsp_cb_xmit,
+	.rx_data	= bsp_cb_rx_data,
+	.deliver	= bsp_cb_deliver,
+	.rx_abort	= bsp_cb_rx_abort,
+	.complete	= bsp_cb_complete,
+	.timer		= bsp_cb_timer,
+	.rail_event	= bsp_cb_rail_event,
+};
+
+/* ---- helpers ---- */
+
+static void bsp_lock(struct bsp_transport *tp)
+	__acquires(&tp->lock)
+{
+	spin_lock_bh(&tp->lock);
+}
+
+/* Unlock, then send what the engine queued. Any context but hardirq. */
+static void bsp_unlock_flush(struct bsp_transport *tp)
+	__releases(&tp->lock)
+{
+	struct sk_buff_head q;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&q);
+	skb_queue_splice_init(&tp->txq, &q);
+	spin_unlock_bh(&tp->lock);
+
+	if (skb_queue_empty(&q))
+		return;
+	rcu_read_lock();
+	while ((skb = __skb_dequeue(&q))) {
+		struct bsp_tx_cb *cb = bsp_tx_cb(skb);
+		u8 dst[ETH_ALEN];
+		struct bsp_peer *p;
+		bool ok = false;
+
+		p = bsp_peer_lookup_rcu(tp->bn, cb->node);
+		if (p && cb->rail < BSP_MAX_RAILS && p->rails[cb->rail].known) {
+			ether_addr_copy(dst, p->rails[cb->rail].addr);
+			ok = true;
+		}
+		if (ok)
+			bsp_rail_xmit(tp->bn, cb->rail, dst, skb);
+		else
+			kfree_skb(skb);	/* no address: lost, recovered */
+	}
+	rcu_read_unlock();
+}
+
+/* Under tp->lock: tell a (new) channel's engine which rails of @node live. */
+static void bsp_sync_rails(struct bsp_transport *tp, u32 node, u64 now)
+{
+	struct bsp_peer *p;
+	u8 r;
+
+	rcu_read_lock();
+	p = bsp_peer_lookup_rcu(tp->bn, node);
+	for (r = 0; r < BSP_MAX_RAILS; r++)
+		bspe_rail_set(tp->ep, node, r,
+			      p && READ_ONCE(p->rails[r].alive), now);
+	rcu_read_unlock();
+}
+
+/* Under tp->lock: the channel to (@node, @port), opened if needed. */
+static int bsp_chan_get(struct bsp_transport *tp, u32 node, u16 port,
+			u32 flags, u64 now)
+{
+	int chan = bspe_chan_find(tp->ep, node, port);
+
+	if (chan >= 0 && !flags)
+		return chan;
+	chan = bspe_chan_open(tp->ep, node, port, flags, NULL);
+	if (chan >= 0)
+		bsp_sync_rails(tp, node, now);
+	return chan;
+}
+
+static enum hrtimer_restart bsp_timer_fn(struct hrtimer *t)
+{
+	struct bsp_transport *tp = container_of(t, struct bsp_transport,
+						timer);
+
+	bsp_lock(tp);
+	if (tp->ep)
+		bspe_timer(tp->ep, bsp_now());
+	bsp_unlock_flush(tp);
+	return HRTIMER_NORESTART;
+}
+
+/* Smallest MTU of the namespace's rails now, or Ethernet's. RTNL-free. */
+static u32 bsp_rails_mtu(struct bsp_net *bn)
+{
+	struct bsp_master *m;
+	u32 mtu = 0;
+	int i;
+
+	rcu_read_lock();
+	m = rcu_dereference(bn->master);
+	for (i = 0; m && i < BSP_MAX_RAILS; i++) {
+		struct bsp_rail *r = rcu_dereference(m->rails[i]);
+		u32 d = r ? READ_ONCE(r->dev->mtu) : 0;
+
+		if (d && (!mtu || d < mtu))
+			mtu = d;
+	}
+	rcu_read_unlock();
+	return mtu ?: ETH_DATA_LEN;
+}
+
+/* ---- socket side ---- */
+
+int bsp_transport_create(struct bsp_sock *bs)
+{
+	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
+	struct bsp_transport *tp;
+	struct bspe_cfg cfg;
+	size_t size;
+	u32 mtu;
+
+	bspe_cfg_default(&cfg);
+	cfg.node = bsp_node_id(bn);
+	cfg.port = bs->port;
+	cfg.nrails = BSP_MAX_RAILS;
+	cfg.flags = BSPE_CFG_AUTO_OPEN;
+	if (bsp_checksum)
+		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
+	cfg.max_chans = bsp_max_chans;
+	mtu = min_t(u32, bsp_rails_mtu(bn), U16_MAX);
+	cfg.frag_size = mtu - BSPE_HDR_LEN;
+	cfg.max_msg = BSP_MSG_MAX;
+	cfg.rcvbuf = max_t(u32, READ_ONCE(bs->sk.sk_rcvbuf), BSP_MSG_MAX);
+	cfg.unreach_ns = (u64)bsp_unreach_ms * NSEC_PER_MSEC;
+	if (bspe_cfg_check(&cfg))
+		return -EINVAL;
+	size = bspe_mem_size(&cfg);
+	if (!size)
+		return -EINVAL;
+
+	tp = kzalloc(sizeof(*tp), GFP_KERNEL);
+	if (!tp)
+		return -ENOMEM;
+	tp->mem = kvzalloc(size, GFP_KERNEL);
+	tp->slots = kvcalloc((size_t)cfg.max_chans * cfg.msg_wnd,
+			     sizeof(*tp->slots), GFP_KERNEL);
+	if (!tp->mem || !tp->slots)
+		goto nomem;
+	spin_lock_init(&tp->lock);
+	skb_queue_head_init(&tp->txq);
+	init_waitqueue_head(&tp->send_wait);
+	hrtimer_init(&tp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	tp->timer.function = bsp_timer_fn;
+	tp->bs = bs;
+	tp->bn = bn;
+	tp->msg_wnd = cfg.msg_wnd;
+	tp->max_chans = cfg.max_chans;
+	tp->ep = bspe_init(tp->mem, size, &cfg, &bsp_engine_ops, tp);
+	if (!tp->ep) {
+		kvfree(tp->slots);
+		kvfree(tp->mem);
+		kfree(tp);
+		return -EINVAL;
+	}
+	if (READ_ONCE(bs->pacing_rate))
+		bspe_set_pacing(tp->ep, bs->pacing_rate, bsp_now());
+	WRITE_ONCE(bs->tp, tp);
+	return 0;
+nomem:
+	kvfree(tp->slots);
+	kvfree(tp->mem);
+	kfree(tp);
+	return -ENOMEM;
+}
+
+void bsp_transport_close(struct bsp_sock *bs)
+{
+	struct bsp_transport *tp = bs->tp;
+	struct sock *sk = &bs->sk;
+	long linger;
+	u32 i;
+
+	if (!tp)
+		return;
+	/* Linger: wait for the rails to settle what was sent (bounded). */
+	if (sock_flag(sk, SOCK_LINGER))
+		linger = sk->sk_lingertime;
+	else
+		linger = msecs_to_jiffies(bsp_close_linger_ms);
+	if (linger)
+		wait_event_interruptible_timeout(tp->send_wait,
+						 !READ_ONCE(tp->outstanding),
+						 linger);
+
+	bsp_lock(tp);
+	if (tp->ep) {
+		bspe_fini(tp->ep);
+		tp->ep = NULL;
+	}
+	for (i = 0; i < (u32)tp->max_chans * tp->msg_wnd; i++) {
+		kfree_skb(tp->slots[i]);
+		tp->slots[i] = NULL;
+	}
+	__skb_queue_purge(&tp->txq);
+	spin_unlock_bh(&tp->lock);
+	hrtimer_cancel(&tp->timer);
+}
+
+void bsp_transport_free(struct bsp_sock *bs)
+{
+	struct bsp_transport *tp = bs->tp;
+
+	if (!tp)
+		return;
+	bs->tp = NULL;
+	kvfree(tp->slots);
+	kvfree(tp->mem);
+	kfree(tp);
+}
+
+bool bsp_transport_node_reachable(struct bsp_net *bn, u32 node)
+{
+	return bsp_peer_reachable(bn, node);
+}
+
+int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
+		       u16 port, u32 send_flags, bool noblock, long *timeo)
+{
+	struct bsp_transport *tp = READ_ONCE(bs->tp);
+	u32 flags = 0;
+	u64 seen;
+	int chan, err;
+	long rc;
+
+	if (!tp)
+		return -ENOTCONN;
+	if (send_flags & BSP_SEND_LAST)
+		flags |= BSPE_SEND_LAST;
+	if (send_flags & BSP_SEND_SYNC)
+		flags |= BSPE_SEND_SYNC;
+
+	for (;;) {
+		u64 now = bsp_now();
+
+		bsp_lock(tp);
+		if (!tp->ep) {
+			bsp_unlock_flush(tp);
+			return -EPIPE;
+		}
+		chan = bsp_chan_get(tp, node, port, 0, now);
+		if (chan < 0) {
+			bsp_unlock_flush(tp);
+			return chan == -ENOSPC ? -ENOBUFS : chan;
+		}
+		err = bspe_send(tp->ep, chan, skb, skb->len, flags, now);
+		if (!err)
+			tp->outstanding++;
+		seen = tp->completions;
+		bsp_unlock_flush(tp);
+		if (err != -EAGAIN)
+			return err;
+		/* the channel's message window is full: wait for a completion */
+		if (noblock || !*timeo)
+			return -EAGAIN;
+		rc = wait_event_interruptible_timeout(tp->send_wait,
+						      READ_ONCE(tp->completions) != seen,
+						      *timeo);
+		if (rc < 0)
+			return sock_intr_errno(*timeo);
+		*timeo = rc;
+	}
+}
+
+void bsp_transport_consumed(struct bsp_sock *bs, u32 bytes)
+{
+	struct bsp_transport *tp = READ_ONCE(bs->tp);
+
+	if (!tp)
+		return;
+	bsp_lock(tp);
+	if (tp->ep)
+		bspe_rx_consumed(tp->ep, bytes, bsp_now());
+	bsp_unlock_flush(tp);
+}
+
+int bsp_transport_set_group(struct bsp_sock *bs)
+{
+	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
+	struct bsp_transport *tp = bs->tp;
+	u64 now = bsp_now();
+	int err = 0;
+	u32 i;
+
+	if (!tp)
+		return 0;
+	bsp_lock(tp);
+	if (tp->ep) {
+		bspe_set_nprocs(tp->ep, max_t(u32, bs->group_size, 1));
+		for (i = 0; i < bs->group_size && !err; i++) {
+			const struct bsp_endpoint *m = &bs->group[i];
+			int chan;
+
+			if (m->node == BSP_NODE_LOCAL ||
+			    m->node == bsp_node_id(bn))
+				continue;	/* same node: no channel */
+			chan = bsp_chan_get(tp, m->node, m->port,
+					    BSPE_CHAN_GROUP, now);
+			if (chan < 0)
+				err = chan == -ENOSPC ? -ENOBUFS : chan;
+		}
+	}
+	bsp_unlock_flush(tp);
+	return err;
+}
+
+void bsp_transport_superstep_done(struct bsp_sock *bs, u32 epoch)
+{
+	struct bsp_transport *tp = bs->tp;
+
+	if (!tp)
+		return;
+	bsp_lock(tp);
+	if (tp->ep)
+		bspe_superstep_done(tp->ep, epoch, bsp_now());
+	bsp_unlock_flush(tp);
+}
+
+int bsp_transport_expect(struct bsp_sock *bs, const struct bsp_expect *e)
+{
+	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
+	struct bsp_transport *tp = bs->tp;
+	int chan, err = 0;
+	u64 now;
+
+	if (!tp || e->peer.node == BSP_NODE_LOCAL ||
+	    e->peer.node == bsp_node_id(bn))
+		return 0;	/* local messages need no prods */
+	now = bsp_now();
+	bsp_lock(tp);
+	if (tp->ep) {
+		chan = bsp_chan_get(tp, e->peer.node, e->peer.port,
+				    BSPE_CHAN_GROUP, now);
+		err = chan < 0 ? chan : bspe_expect(tp->ep, chan, e->messages,
+						    now);
+	}
+	bsp_unlock_flush(tp);
+	return err;
+}
+
+void bsp_transport_set_pacing(struct bsp_sock *bs, u64 rate)
+{
+	struct bsp_transport *tp = bs->tp;
+
+	if (!tp)
+		return;
+	bsp_lock(tp);
+	if (tp->ep)
+		bspe_set_pacing(tp->ep, rate, bsp_now());
+	bsp_unlock_flush(tp);
+}
+
+void bsp_transport_stats(struct bsp_sock *bs, struct bsp_sock_stats *st)
+{
+	struct bsp_transport *tp = READ_ONCE(bs->tp);
+	struct bspe_stats stats = { }, *s = &stats;
+	int i;
+
+	if (!tp)
+		return;
+	bsp_lock(tp);
+	if (tp->ep)
+		bspe_stats_get(tp->ep, -1, -1, s);
+	spin_unlock_bh(&tp->lock);
+
+	st->pkts_tx = s->data_tx;
+	st->pkts_rx = s->data_rx;
+	st->retransmits = s->retx_hole + s->retx_prod + s->retx_timeout +
+			  s->retx_failover;
+	st->failovers = s->retx_failover;
+	st->acks_tx = s->acks_tx;
+	st->acks_rx = s->acks_rx;
+	st->acked_implicit = s->acked_implicit;
+	st->rx_dropped = 0;
+	for (i = 0; i < BSPE_DROP_MAX; i++)
+		st->rx_dropped += s->drops[i];
+}
+
+/* ---- rail side ---- */
+
+void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
+{
+	const struct bspe_hdr *h;
+	struct bsp_transport *tp;
+	struct sock *sk;
+	int err;
+
+	if (skb->len < BSPE_HDR_LEN) {
+		bsp_count_drop(bn, BSP_DROP_SHORT);
+		goto out;
+	}
+	h = (const struct bspe_hdr *)skb->data;
+	if (ntohl(h->dst_node) != bsp_node_id(bn)) {
+		bsp_count_drop(bn, BSP_DROP_ADDR);
+		goto out;
+	}
+	sk = bsp_port_lookup_get(bn, ntohs(h->dst_port));
+	if (!sk) {
+		bsp_count_drop(bn, BSP_DROP_NO_PORT);
+		goto out;
+	}
+	tp = READ_ONCE(bsp_sk(sk)->tp);
+	if (!tp) {
+		bsp_count_drop(bn, BSP_DROP_NO_PORT);
+		sock_put(sk);
+		goto out;
+	}
+	bsp_lock(tp);
+	if (tp->ep) {
+		u64 now = bsp_now();
+
+		if (h->type == BSPE_T_DATA)
+			bsp_chan_get(tp, ntohl(h->src_node),
+				     ntohs(h->src_port), 0, now);
+		tp->rx_epoch = ntohl(h->epoch);
+		err = bspe_rx(tp->ep, rail, skb->data, skb->len, now);
+	} else {
+		err = -ENOENT;
+	}
+	bsp_unlock_flush(tp);
+	if (err)
+		bsp_count_drop(bn, BSP_DROP_ENGINE);
+	sock_put(sk);
+out:
+	consume_skb(skb);
+}
+
+void bsp_transport_rail_set(struct bsp_net *bn, u32 node, u8 rail, bool up)
+{
+	struct bsp_sock *bs;
+
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(bs, &bn->socks, list_node) {
+		struct bsp_transport *tp = READ_ONCE(bs->tp);
+
+		if (!tp)
+			continue;
+		bsp_lock(tp);
+		if (tp->ep)
+			bspe_rail_set(tp->ep, node, rail, up, bsp_now());
+		bsp_unlock_flush(tp);
+	}
+	rcu_read_unlock();
+}
