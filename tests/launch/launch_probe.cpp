@@ -69,19 +69,32 @@ int main(int argc, char **argv) {
     std::string action = args[0];
     auto arg = [&](std::size_t i) { return i < args.size() ? std::atoi(args[i].c_str()) : 0; };
 
-    std::unique_ptr<Session> s = Session::join_from_environment();
-    if (!s) {
-        if (spawn == 0) {
-            std::printf("started directly\n");
+    if (action == "nojoin") {  // nojoin K: K leaves (status 0) before joining
+        const char *me = std::getenv("BSP_PID");
+        if (me != nullptr && std::atoi(me) == arg(1)) {
             return 0;
         }
-        s = Session::spawn_local(spawn);
+        action = "gather";
+    }
+    std::unique_ptr<Session> s;
+    try {
+        s = Session::join_from_environment();
+        if (!s) {
+            if (spawn == 0) {
+                std::printf("started directly\n");
+                return 0;
+            }
+            s = Session::spawn_local(spawn);
+        }
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "launch_probe: %s\n", e.what());
+        return 2;
     }
     const int pid = s->pid();
     const int nprocs = s->nprocs();
 
     if (action == "gather") {
-        int rounds = arg(1);
+        int rounds = args[0] == "nojoin" ? 1 : arg(1);
         if (gather_rounds(*s, rounds) != 0) {
             s->abort("probe: allgather check failed");
         }

@@ -357,11 +357,16 @@ void Coordinator::on_time(Clock::time_point now) {
             missing.push_back(p);
         }
     }
-    auto secs = std::chrono::duration_cast<std::chrono::seconds>(options_.join_timeout).count();
+    std::string secs = std::to_string(options_.join_timeout.count() / 1000);
+    if (auto ms = options_.join_timeout.count() % 1000; ms != 0) {
+        std::string frac = std::to_string(1000 + ms).substr(1);
+        frac.erase(frac.find_last_not_of('0') + 1);
+        secs += "." + frac;
+    }
     tear_down({-1, 1,
                options_.name + ": only " + std::to_string(joined_count()) + " of " +
                    std::to_string(options_.nprocs) + " processes joined the job within " +
-                   std::to_string(secs) + " s (missing: " + pid_list(missing) + ")"});
+                   secs + " s (missing: " + pid_list(missing) + ")"});
 }
 
 bool Coordinator::has_joined(int pid) const {

@@ -1,0 +1,309 @@
+// bsprun end to end: jobs of the probe program (tests/launch/launch_probe.cpp).
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "process_harness.hpp"
+
+namespace {
+
+using launch_test::Result;
+using launch_test::run;
+using launch_test::sorted_lines;
+using launch_test::Spec;
+
+std::vector<std::string> bsprun(std::vector<std::string> args) {
+    args.insert(args.begin(), BSPRUN_PATH);
+    return args;
+}
+
+void expect_clean(const Result &r) {
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_TRUE(r.leftovers.empty()) << "left behind: " << ::testing::PrintToString(r.leftovers);
+}
+
+TEST(Bsprun, AllgatherWithOneToEightProcesses) {
+    for (int p = 1; p <= 8; ++p) {
+        SCOPED_TRACE("P=" + std::to_string(p));
+        Result r = run({bsprun({"-n", std::to_string(p), PROBE_PATH, "gather", "3"})});
+        expect_clean(r);
+        EXPECT_EQ(r.status, 0);
+        EXPECT_EQ(r.err, "");
+        std::vector<std::string> want;
+        for (int i = 0; i < p; ++i) {
+            want.push_back("process " + std::to_string(i) + " of " + std::to_string(p) +
+                           ": 3 rounds ok");
+        }
+        std::sort(want.begin(), want.end());
+        EXPECT_EQ(sorted_lines(r.out), want);
+    }
+}
+
+TEST(Bsprun, BsplibProcessCountSpellings) {
+    for (auto spelling :
+         {std::vector<std::string>{"-np", "3"}, {"-npes", "3"}, {"-n3"}, {"--nprocs=3"}}) {
+        auto args = spelling;
+        args.insert(args.end(), {PROBE_PATH, "gather", "1"});
+        Result r = run({bsprun(args)});
+        expect_clean(r);
+        EXPECT_EQ(r.status, 0);
+        EXPECT_EQ(sorted_lines(r.out).size(), 3u) << r.out;
+    }
+}
+
+TEST(Bsprun, ReturnsTheExitStatusOfAProcessAfterANormalEnd) {
+    Result r = run({bsprun({"-n", "4", PROBE_PATH, "exit-after-finish", "2", "5"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 5);
+    EXPECT_EQ(r.err, "");
+}
+
+TEST(Bsprun, AbortEndsEveryProcessWithOneMessage) {
+    Result r = run({bsprun({"-n", "4", PROBE_PATH, "abort", "2"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "probe: process 2 aborts on purpose\n");
+    // Buffered output of the aborting process (no newline, never flushed by it).
+    EXPECT_EQ(r.out, "process 2: output before abort");
+}
+
+TEST(Bsprun, AbortEndsProcessesThatAreComputing) {
+    Result r = run({bsprun({"-n", "4", "--grace", "30", PROBE_PATH, "abort-computing", "1"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "probe: process 1 aborts on purpose\n");
+    EXPECT_EQ(sorted_lines(r.out),
+              (std::vector<std::string>{"process 0: computing", "process 2: computing",
+                                        "process 3: computing"}));
+}
+
+TEST(Bsprun, ControlFdBecomesReadableAndLateAbortsStayQuiet) {
+    Result r = run({bsprun({"-n", "4", "--grace", "30", PROBE_PATH, "control", "3"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "probe: process 3 aborts on purpose\n");
+    EXPECT_EQ(sorted_lines(r.out), (std::vector<std::string>{"process 0: control_fd readable",
+                                                             "process 1: control_fd readable",
+                                                             "process 2: control_fd readable"}));
+}
+
+TEST(Bsprun, SegfaultEndsTheJob) {
+    Result r = run({bsprun({"-n", "4", "--grace", "30", PROBE_PATH, "segv", "1"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 128 + SIGSEGV);
+    EXPECT_EQ(r.err,
+              "bsprun: process 1 was killed by signal 11 (Segmentation fault) before bsp_end\n");
+}
+
+TEST(Bsprun, KilledProcessEndsTheJob) {
+    Result r = run({bsprun({"-n", "3", "--grace", "30", PROBE_PATH, "kill", "0"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 128 + SIGKILL);
+    EXPECT_EQ(r.err, "bsprun: process 0 was killed by signal 9 (Killed) before bsp_end\n");
+}
+
+TEST(Bsprun, ExitWithoutFinishEndsTheJob) {
+    Result r = run({bsprun({"-n", "4", PROBE_PATH, "exit", "1", "7"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 7);
+    EXPECT_EQ(r.err, "bsprun: process 1 exited with status 7 before bsp_end\n");
+
+    r = run({bsprun({"-n", "2", PROBE_PATH, "exit", "1", "0"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1) << "leaving early with status 0 is still a failure";
+    EXPECT_EQ(r.err, "bsprun: process 1 exited with status 0 before bsp_end\n");
+}
+
+TEST(Bsprun, ProcessThatNeverJoinsEndsTheJob) {
+    Result r = run({bsprun({"-n", "3", PROBE_PATH, "nojoin", "2"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err,
+              "bsprun: process 2 exited without joining the job (it never called bsp_begin)\n");
+}
+
+TEST(Bsprun, MismatchedCollectivesAreReported) {
+    Result r = run({bsprun({"-n", "2", PROBE_PATH, "mismatch"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err,
+              "bsprun: processes disagree on the next collective: process(es) 0 ended the job "
+              "(finish) while process(es) 1 wait in an allgather (collective calls must "
+              "match)\n");
+}
+
+TEST(Bsprun, StandardInputGoesToProcessZeroOnly) {
+    Spec s{bsprun({"-n", "3", PROBE_PATH, "stdin"})};
+    s.input = "3\nhello world\n";
+    Result r = run(s);
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(sorted_lines(r.out),
+              (std::vector<std::string>{"hello world", "process 0 read 14 bytes: 3",
+                                        "process 1 stdin empty", "process 2 stdin empty"}));
+}
+
+TEST(Bsprun, LabelPrefixesEveryLineWithThePid) {
+    Result r = run({bsprun({"-n", "3", "-l", PROBE_PATH, "lines", "200"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    std::vector<int> next(3, 0);
+    std::regex line(R"(\[(\d)\] line (\d+) of process (\d))");
+    std::istringstream in(r.out);
+    std::string l;
+    int count = 0;
+    while (std::getline(in, l)) {
+        std::smatch m;
+        ASSERT_TRUE(std::regex_match(l, m, line)) << l;
+        int label = std::stoi(m[1]), i = std::stoi(m[2]), p = std::stoi(m[3]);
+        EXPECT_EQ(label, p);
+        EXPECT_EQ(i, next[static_cast<std::size_t>(p)]++) << "lines of one process keep order";
+        ++count;
+    }
+    EXPECT_EQ(count, 600);
+}
+
+TEST(Bsprun, ShowPrintsTheCommandsAndRunsNothing) {
+    std::string marker =
+        std::filesystem::temp_directory_path() / ("bsprun-show-" + std::to_string(::getpid()));
+    Result r = run({bsprun({"-n", "2", "--show", "/usr/bin/touch", marker})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_FALSE(std::filesystem::exists(marker));
+    std::regex want(R"(BSP_PID=(\d) BSP_NPROCS=2 BSP_JOB=[0-9a-f]{32} )"
+                    R"(BSP_RENDEZVOUS=unix:\S+/bsprun\.XXXXXX/control /usr/bin/touch \S+)");
+    auto lines = sorted_lines(r.out);
+    ASSERT_EQ(lines.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+        std::smatch m;
+        ASSERT_TRUE(std::regex_match(lines[static_cast<std::size_t>(i)], m, want))
+            << lines[static_cast<std::size_t>(i)];
+        EXPECT_EQ(std::stoi(m[1]), i);
+    }
+
+    r = run({bsprun({"-n", "3", "--hosts", "n0,n1", "--launch", "ip netns exec {host}", "--show",
+                     "prog", "a b"})});
+    EXPECT_EQ(r.status, 0);
+    lines = sorted_lines(r.out);
+    ASSERT_EQ(lines.size(), 3u);
+    std::regex netns(R"(ip netns exec (n\d) env BSP_PID=(\d) BSP_NPROCS=3 BSP_JOB=[0-9a-f]{32} )"
+                     R"(BSP_RENDEZVOUS=unix:\S+ BSP_HOST=(n\d) prog 'a b')");
+    const char *hosts[] = {"n0", "n1", "n0"};
+    for (const auto &l : lines) {
+        std::smatch m;
+        ASSERT_TRUE(std::regex_match(l, m, netns)) << l;
+        EXPECT_EQ(m[1], hosts[std::stoi(m[2])]);
+        EXPECT_EQ(m[3], m[1]);
+    }
+}
+
+TEST(Bsprun, HostListWithLaunchPrefixOnOneMachine) {
+    Result r = run({bsprun({"-n", "6", "--hosts", "a,b,c", "--map", "block", "--launch",
+                            "env BSP_TEST_HOST={host}", PROBE_PATH, "where"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(sorted_lines(r.out),
+              (std::vector<std::string>{"process 0 host a test a", "process 1 host a test a",
+                                        "process 2 host b test b", "process 3 host b test b",
+                                        "process 4 host c test c", "process 5 host c test c"}));
+
+    r = run({bsprun({"-n", "4", "--hosts", "a,b,c", "--launch",
+                     "sh -c 'BSP_TEST_HOST=$0 exec \"$@\"' {host}", PROBE_PATH, "where"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(sorted_lines(r.out),
+              (std::vector<std::string>{"process 0 host a test a", "process 1 host b test b",
+                                        "process 2 host c test c", "process 3 host a test a"}));
+}
+
+TEST(Bsprun, HostfileAndTcpRendezvous) {
+    std::string file =
+        std::filesystem::temp_directory_path() / ("bsprun-hosts-" + std::to_string(::getpid()));
+    {
+        std::FILE *f = std::fopen(file.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs("# test hosts\nx1\n\nx2  # second\n", f);
+        std::fclose(f);
+    }
+    Result r = run({bsprun({"--hostfile", file, "--launch", "env BSP_TEST_HOST={host}",
+                            "--rendezvous", "tcp:127.0.0.1", PROBE_PATH, "where"})});
+    std::filesystem::remove(file);
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(sorted_lines(r.out),
+              (std::vector<std::string>{"process 0 host x1 test x1", "process 1 host x2 test x2"}));
+}
+
+TEST(Bsprun, TimeLimitEndsTheJob) {
+    Result r = run({bsprun({"-n", "3", "--timeout", "0.5", PROBE_PATH, "sleep"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 124);
+    EXPECT_EQ(r.err, "bsprun: time limit of 0.5 s exceeded; job ended\n");
+}
+
+TEST(Bsprun, SigtermIsForwardedAndEndsTheJob) {
+    Spec s{bsprun({"-n", "3", PROBE_PATH, "sleep"})};
+    s.signal_when = [](const std::string &out) { return sorted_lines(out).size() == 3; };
+    s.signal = SIGTERM;
+    Result r = run(s);
+    expect_clean(r);
+    EXPECT_EQ(r.status, 128 + SIGTERM);
+    EXPECT_EQ(r.err, "bsprun: received TERM; job ended\n");
+}
+
+TEST(Bsprun, NoOrphanIsLeftBehind) {
+    Result r = run({bsprun({"-n", "3", "--grace", "1", PROBE_PATH, "orphan", "1"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "probe: process 1 aborts with a child running\n");
+}
+
+TEST(Bsprun, RunsProgramsThatAreNotBspPrograms) {
+    Result r = run({bsprun({"-n", "3", "/bin/echo", "hi"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "hi\nhi\nhi\n");
+}
+
+TEST(Bsprun, MissingProgramIsAClearError) {
+    Result r = run({bsprun({"-n", "2", "/nonexistent/prog"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 127);
+    EXPECT_EQ(r.err,
+              "bsprun: cannot run '/nonexistent/prog' for process 0: No such file or directory\n");
+}
+
+TEST(Bsprun, UsageErrorsAndVersion) {
+    Result r = run({bsprun({PROBE_PATH, "gather", "1"})});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "bsprun: say how many processes to start with -n P\nTry 'bsprun --help'.\n");
+    r = run({bsprun({"-n", "0", PROBE_PATH})});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "bsprun: -n expects a positive number of processes, not '0'\nTry 'bsprun --help'.\n");
+    r = run({bsprun({"--version"})});
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "bsprun (AF_BSP) " BSPRUN_VERSION "\n");
+}
+
+TEST(Bsprun, VerbosePrintsTheLayoutAndPassesBspVerbose) {
+    Result r = run({bsprun({"-n", "2", "-v", "/usr/bin/env"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    auto lines = sorted_lines(r.out);
+    EXPECT_EQ(std::count(lines.begin(), lines.end(), "BSP_VERBOSE=1"), 2);
+    EXPECT_NE(r.err.find("bsprun: 2 processes, rendezvous unix:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("bsprun: process 1 on this machine: BSP_PID=1 "), std::string::npos);
+    EXPECT_NE(r.err.find("bsprun: job ended with exit status 0\n"), std::string::npos);
+}
+
+}  // namespace

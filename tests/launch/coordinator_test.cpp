@@ -1,0 +1,287 @@
+// The coordinator driven directly: fake processes speak the wire protocol over
+// socketpairs, the test plays the owner's event loop.
+#include "coordinator.hpp"
+
+#include <sys/socket.h>
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wire.hpp"
+
+namespace {
+
+using namespace bsp::launch;
+
+std::vector<std::byte> bytes_of(std::string_view s) {
+    auto b = std::as_bytes(std::span(s.data(), s.size()));
+    return {b.begin(), b.end()};
+}
+
+class FakeProcess {
+  public:
+    explicit FakeProcess(UniqueFd fd) : fd_(std::move(fd)) {}
+    void hello(int pid, int nprocs, const std::string &token = "tok") {
+        send(wire::Type::hello, wire::Encoder()
+                                    .u32(wire::kVersion)
+                                    .u32(static_cast<std::uint32_t>(pid))
+                                    .u32(static_cast<std::uint32_t>(nprocs))
+                                    .string(token)
+                                    .data());
+    }
+    void send(wire::Type t, const std::vector<std::byte> &body) {
+        ASSERT_TRUE(wire::send_message(fd_.get(), t, body));
+    }
+    // The next message, or nullopt if there is none (yet) or the connection closed.
+    std::optional<wire::Message> receive() {
+        reader_.fill(fd_.get());
+        return reader_.next();
+    }
+    bool closed_by_peer() {
+        char c;
+        return ::recv(fd_.get(), &c, 1, MSG_DONTWAIT | MSG_PEEK) == 0;
+    }
+    void close() { fd_.reset(); }
+
+  private:
+    UniqueFd fd_;
+    wire::Reader reader_;
+};
+
+class CoordinatorTest : public ::testing::Test {
+  protected:
+    void make(int nprocs, std::chrono::milliseconds join_timeout = std::chrono::seconds(60)) {
+        Coordinator::Options o;
+        o.nprocs = nprocs;
+        o.token = "tok";
+        o.name = "test";
+        o.join_timeout = join_timeout;
+        o.describe_loss = [this](int pid) {
+            losses.push_back(pid);
+            return Outcome{pid, 42, "test: process " + std::to_string(pid) + " died"};
+        };
+        o.on_teardown = [this](const Outcome &out) { teardowns.push_back(out); };
+        coordinator = std::make_unique<Coordinator>(std::move(o));
+        for (int i = 0; i < nprocs + 1; ++i) {
+            int p[2];
+            ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, p), 0);
+            coordinator->adopt(UniqueFd(p[0]));
+            procs.emplace_back(UniqueFd(p[1]));
+        }
+    }
+    // Runs the owner's loop until nothing is ready.
+    void pump() {
+        for (int round = 0; round < 100; ++round) {
+            std::vector<pollfd> fds;
+            coordinator->append_pollfds(fds);
+            if (::poll(fds.data(), fds.size(), 10) <= 0) {
+                return;
+            }
+            for (const auto &f : fds) {
+                if (f.revents != 0) {
+                    coordinator->handle(f);
+                }
+            }
+        }
+    }
+    static std::uint32_t status_of(const wire::Message &m) {
+        wire::Decoder d(m.body);
+        return d.u32();
+    }
+
+    std::unique_ptr<Coordinator> coordinator;
+    std::vector<FakeProcess> procs;
+    std::vector<int> losses;
+    std::vector<Outcome> teardowns;
+};
+
+TEST_F(CoordinatorTest, AllgatherOrdersBlobsByPid) {
+    make(3);
+    for (int p : {2, 0, 1}) {
+        procs[static_cast<std::size_t>(p)].hello(p, 3);
+    }
+    procs[1].send(wire::Type::allgather, bytes_of("one"));
+    procs[2].send(wire::Type::allgather, bytes_of(""));
+    pump();
+    EXPECT_FALSE(procs[1].receive()) << "no result before every process contributed";
+    procs[0].send(wire::Type::allgather, bytes_of("zero!"));
+    pump();
+    for (int p = 0; p < 3; ++p) {
+        auto m = procs[static_cast<std::size_t>(p)].receive();
+        ASSERT_TRUE(m);
+        EXPECT_EQ(m->type, wire::Type::gathered);
+        wire::Decoder d(m->body);
+        EXPECT_EQ(d.u32(), 3u);
+        EXPECT_EQ(d.bytes(), bytes_of("zero!"));
+        EXPECT_EQ(d.bytes(), bytes_of("one"));
+        EXPECT_EQ(d.bytes(), bytes_of(""));
+        EXPECT_TRUE(d.done());
+    }
+    for (int p = 0; p < 3; ++p) {
+        procs[static_cast<std::size_t>(p)].send(wire::Type::finish, {});
+    }
+    pump();
+    EXPECT_EQ(coordinator->state(), Coordinator::State::finished);
+    for (int p = 0; p < 3; ++p) {
+        auto m = procs[static_cast<std::size_t>(p)].receive();
+        ASSERT_TRUE(m);
+        EXPECT_EQ(m->type, wire::Type::finished);
+    }
+    EXPECT_TRUE(teardowns.empty());
+    EXPECT_TRUE(losses.empty());
+}
+
+TEST_F(CoordinatorTest, AbortTearsDownOnceAndAcknowledges) {
+    make(3);
+    for (int p = 0; p < 3; ++p) {
+        procs[static_cast<std::size_t>(p)].hello(p, 3);
+    }
+    procs[1].send(wire::Type::abort, wire::Encoder().u32(1).string("boom\n").data());
+    pump();
+    procs[2].send(wire::Type::abort, wire::Encoder().u32(5).string("second").data());
+    pump();
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].culprit, 1);
+    EXPECT_EQ(teardowns[0].status, 1);
+    EXPECT_EQ(teardowns[0].message, "boom");
+    auto m0 = procs[0].receive();
+    ASSERT_TRUE(m0);
+    EXPECT_EQ(m0->type, wire::Type::teardown);
+    EXPECT_EQ(status_of(*m0), 1u);
+    auto m1 = procs[1].receive();
+    ASSERT_TRUE(m1);
+    EXPECT_EQ(m1->type, wire::Type::abort_ack);
+    EXPECT_EQ(status_of(*m1), 1u);
+    auto m2 = procs[2].receive();
+    ASSERT_TRUE(m2);
+    EXPECT_EQ(m2->type, wire::Type::teardown);
+    auto m2b = procs[2].receive();
+    ASSERT_TRUE(m2b);
+    EXPECT_EQ(m2b->type, wire::Type::abort_ack) << "a later abort is acknowledged quietly";
+    EXPECT_EQ(status_of(*m2b), 1u) << "with the job's status";
+}
+
+TEST_F(CoordinatorTest, EmptyAbortMessageNamesTheProcess) {
+    make(2);
+    procs[0].hello(0, 2);
+    procs[0].send(wire::Type::abort, wire::Encoder().u32(1).string("").data());
+    pump();
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].message, "test: process 0 aborted");
+}
+
+TEST_F(CoordinatorTest, LostConnectionIsDescribedByTheOwner) {
+    make(2);
+    procs[0].hello(0, 2);
+    procs[1].hello(1, 2);
+    pump();
+    procs[1].close();
+    pump();
+    EXPECT_EQ(losses, std::vector<int>{1});
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].message, "test: process 1 died");
+    auto m = procs[0].receive();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->type, wire::Type::teardown);
+    EXPECT_EQ(status_of(*m), 42u);
+}
+
+TEST_F(CoordinatorTest, ConnectionWithoutHelloClosingIsNotALoss) {
+    make(2);
+    procs[2].close();
+    pump();
+    EXPECT_TRUE(losses.empty());
+    EXPECT_EQ(coordinator->state(), Coordinator::State::running);
+}
+
+TEST_F(CoordinatorTest, StrangersAreRefused) {
+    make(2);
+    procs[2].hello(0, 2, "wrong-token");
+    pump();
+    EXPECT_TRUE(procs[2].closed_by_peer());
+    EXPECT_EQ(coordinator->state(), Coordinator::State::running);
+    EXPECT_FALSE(coordinator->has_joined(0));
+}
+
+TEST_F(CoordinatorTest, MisconfiguredProcessesEndTheJob) {
+    make(2);
+    procs[0].hello(0, 2);
+    procs[1].hello(0, 2);
+    pump();
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].message, "test: two processes joined with the same pid 0");
+
+    teardowns.clear();
+    procs.clear();
+    make(2);
+    procs[0].hello(1, 3);
+    pump();
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].message, "test: process 1 believes the job has 3 processes, not 2");
+
+    teardowns.clear();
+    procs.clear();
+    make(2);
+    procs[0].hello(2, 2);
+    pump();
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].message, "test: a process joined with pid 2 outside 0..1");
+}
+
+TEST_F(CoordinatorTest, MismatchedCollectivesEndTheJob) {
+    make(3);
+    for (int p = 0; p < 3; ++p) {
+        procs[static_cast<std::size_t>(p)].hello(p, 3);
+    }
+    procs[2].send(wire::Type::allgather, bytes_of("x"));
+    pump();
+    procs[0].send(wire::Type::finish, {});
+    pump();
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].culprit, 0);
+    EXPECT_EQ(teardowns[0].message,
+              "test: processes disagree on the next collective: process(es) 0 ended the job "
+              "(finish) while process(es) 2 wait in an allgather (collective calls must match)");
+}
+
+TEST_F(CoordinatorTest, MalformedMessageEndsTheJob) {
+    make(2);
+    procs[0].hello(0, 2);
+    procs[0].send(wire::Type::abort, wire::Encoder().u32(1).data());  // message missing
+    pump();
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].message,
+              "test: process 0 broke the control protocol: control protocol: truncated message");
+}
+
+TEST_F(CoordinatorTest, JoinTimeoutNamesTheMissingProcesses) {
+    make(3, std::chrono::milliseconds(1500));
+    procs[1].hello(1, 3);
+    pump();
+    ASSERT_TRUE(coordinator->next_deadline());
+    coordinator->on_time(*coordinator->next_deadline() - std::chrono::milliseconds(1));
+    EXPECT_TRUE(teardowns.empty());
+    coordinator->on_time(*coordinator->next_deadline());
+    ASSERT_EQ(teardowns.size(), 1u);
+    EXPECT_EQ(teardowns[0].culprit, -1);
+    EXPECT_EQ(teardowns[0].message,
+              "test: only 1 of 3 processes joined the job within 1.5 s (missing: 0, 2)");
+}
+
+TEST_F(CoordinatorTest, LateJoinerOfATornDownJobIsToldAtOnce) {
+    make(2);
+    procs[0].hello(0, 2);
+    pump();
+    coordinator->tear_down({-1, 124, "test: time is up"});
+    procs[1].hello(1, 2);
+    pump();
+    auto m = procs[1].receive();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->type, wire::Type::teardown);
+    EXPECT_EQ(status_of(*m), 124u);
+}
+
+}  // namespace

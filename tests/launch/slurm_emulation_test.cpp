@@ -1,0 +1,144 @@
+// Session::join_from_environment under Slurm, emulated: the test starts the P tasks
+// itself with the variables srun would set.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "process_harness.hpp"
+
+namespace {
+
+using launch_test::Result;
+using launch_test::run_all;
+using launch_test::sorted_lines;
+using launch_test::Spec;
+
+// A job id per test run, so that the derived ports of concurrent runs differ.
+unsigned long fresh_job_id() {
+    static std::mt19937_64 rng(
+        static_cast<unsigned long>(::getpid()) ^
+        static_cast<unsigned long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    return 100000 + rng() % 900000;
+}
+
+std::vector<Spec> tasks(int ntasks, std::vector<std::string> probe_args,
+                        std::vector<std::string> extra_env = {}, int started = -1) {
+    unsigned long job = fresh_job_id();
+    std::vector<Spec> specs;
+    for (int i = 0; i < (started < 0 ? ntasks : started); ++i) {
+        Spec s;
+        s.argv = {PROBE_PATH};
+        s.argv.insert(s.argv.end(), probe_args.begin(), probe_args.end());
+        s.env = {"SLURM_PROCID=" + std::to_string(i),
+                 "SLURM_NTASKS=" + std::to_string(ntasks),
+                 "SLURM_JOB_ID=" + std::to_string(job),
+                 "SLURM_STEP_ID=0",
+                 "SLURM_STEP_NODELIST=localhost,otherhost[01-04]",
+                 "SLURM_JOB_NODELIST=localhost,otherhost[01-04]"};
+        s.env.insert(s.env.end(), extra_env.begin(), extra_env.end());
+        specs.push_back(s);
+    }
+    return specs;
+}
+
+void expect_clean(const std::vector<Result> &results) {
+    for (const auto &r : results) {
+        EXPECT_FALSE(r.timed_out);
+        EXPECT_TRUE(r.leftovers.empty())
+            << "left behind: " << ::testing::PrintToString(r.leftovers);
+    }
+}
+
+TEST(SlurmEmulation, AllgatherWithOneToEightTasks) {
+    for (int p = 1; p <= 8; ++p) {
+        SCOPED_TRACE("P=" + std::to_string(p));
+        auto results = run_all(tasks(p, {"gather", "3"}));
+        expect_clean(results);
+        for (int i = 0; i < p; ++i) {
+            const Result &r = results[static_cast<std::size_t>(i)];
+            EXPECT_EQ(r.status, 0) << r.err;
+            EXPECT_EQ(r.err, "");
+            EXPECT_EQ(r.out, "process " + std::to_string(i) + " of " + std::to_string(p) +
+                                 ": 3 rounds ok\n");
+        }
+    }
+}
+
+TEST(SlurmEmulation, AbortEndsEveryTaskWithOneMessage) {
+    auto results = run_all(tasks(4, {"abort", "2"}));
+    expect_clean(results);
+    std::string all_err;
+    for (const auto &r : results) {
+        EXPECT_EQ(r.status, 1);
+        all_err += r.err;
+    }
+    EXPECT_EQ(all_err, "probe: process 2 aborts on purpose\n");
+    EXPECT_EQ(results[0].err, all_err) << "task 0 runs the coordinator and prints";
+}
+
+TEST(SlurmEmulation, DeadTaskEndsTheJob) {
+    auto results = run_all(tasks(3, {"kill", "2"}));
+    expect_clean(results);
+    EXPECT_EQ(results[2].status, 128 + SIGKILL);
+    EXPECT_EQ(results[0].status, 1);
+    EXPECT_EQ(results[1].status, 1);
+    EXPECT_EQ(results[0].err,
+              "bsp: process 2 lost its control connection before bsp_end (it died or was "
+              "killed)\n");
+    EXPECT_EQ(results[1].err, "");
+}
+
+TEST(SlurmEmulation, RendezvousOverrideWithAUnixSocket) {
+    std::string path = std::filesystem::temp_directory_path() /
+                       ("bsp-slurm-" + std::to_string(::getpid()) + ".sock");
+    auto results = run_all(tasks(3, {"gather", "2"}, {"BSP_RENDEZVOUS=unix:" + path}));
+    std::filesystem::remove(path);
+    expect_clean(results);
+    for (const auto &r : results) {
+        EXPECT_EQ(r.status, 0) << r.err;
+    }
+}
+
+TEST(SlurmEmulation, MissingTaskIsReportedAfterTheJoinTimeout) {
+    auto results = run_all(tasks(3, {"gather", "1"}, {"BSP_JOIN_TIMEOUT=0.5"}, 2));
+    expect_clean(results);
+    EXPECT_EQ(results[0].status, 1);
+    EXPECT_EQ(results[1].status, 1);
+    EXPECT_EQ(results[0].err,
+              "bsp: only 2 of 3 processes joined the job within 0.5 s (missing: 2)\n");
+    EXPECT_EQ(results[1].err, "");
+}
+
+TEST(SlurmEmulation, BatchScriptWithoutStepIsADirectStart) {
+    Spec s{{PROBE_PATH, "gather", "1"}};
+    s.env = {"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_JOB_ID=77"};
+    auto results = run_all({s});
+    expect_clean(results);
+    EXPECT_EQ(results[0].status, 0);
+    EXPECT_EQ(results[0].out, "started directly\n");
+}
+
+TEST(SlurmEmulation, BadVariablesAreClearErrors) {
+    Spec s{{PROBE_PATH, "gather", "1"}};
+    s.env = {"SLURM_PROCID=5", "SLURM_NTASKS=4", "SLURM_JOB_ID=77", "SLURM_STEP_ID=0",
+             "SLURM_STEP_NODELIST=n1"};
+    auto results = run_all({s});
+    EXPECT_EQ(results[0].status, 2);
+    EXPECT_EQ(results[0].err, "launch_probe: bsp: SLURM_PROCID=5 is outside the 4 tasks\n");
+
+    s.env = {"BSP_PID=0", "BSP_RENDEZVOUS=unix:/nonexistent", "BSP_JOB=x"};
+    results = run_all({s});
+    EXPECT_EQ(results[0].status, 2);
+    EXPECT_EQ(results[0].err,
+              "launch_probe: bsp: BSP_PID is set (started by bsprun) but BSP_NPROCS is "
+              "missing\n");
+}
+
+}  // namespace

@@ -1,0 +1,84 @@
+// Session::spawn_local: a program started directly forks its own processes.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "process_harness.hpp"
+
+namespace {
+
+using launch_test::Result;
+using launch_test::run;
+using launch_test::sorted_lines;
+
+void expect_clean(const Result &r) {
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_TRUE(r.leftovers.empty()) << "left behind: " << ::testing::PrintToString(r.leftovers);
+}
+
+TEST(SpawnLocal, StartedDirectlyWithoutLauncherThereIsNoSession) {
+    Result r = run({{PROBE_PATH, "gather", "1"}});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "started directly\n");
+}
+
+TEST(SpawnLocal, AllgatherWithOneToEightProcesses) {
+    for (int p = 1; p <= 8; ++p) {
+        SCOPED_TRACE("P=" + std::to_string(p));
+        Result r = run({{PROBE_PATH, "--spawn", std::to_string(p), "gather", "3"}});
+        expect_clean(r);
+        EXPECT_EQ(r.status, 0);
+        EXPECT_EQ(r.err, "");
+        std::vector<std::string> want;
+        for (int i = 0; i < p; ++i) {
+            want.push_back("process " + std::to_string(i) + " of " + std::to_string(p) +
+                           ": 3 rounds ok");
+        }
+        std::sort(want.begin(), want.end());
+        EXPECT_EQ(sorted_lines(r.out), want);
+    }
+}
+
+TEST(SpawnLocal, AbortByAChildEndsAllWithOneMessage) {
+    Result r = run({{PROBE_PATH, "--spawn", "4", "abort", "2"}});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "probe: process 2 aborts on purpose\n");
+    EXPECT_EQ(r.out, "process 2: output before abort");
+}
+
+TEST(SpawnLocal, AbortByTheParentEndsAll) {
+    Result r = run({{PROBE_PATH, "--spawn", "4", "abort-computing", "0"}});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "probe: process 0 aborts on purpose\n");
+}
+
+TEST(SpawnLocal, DeadChildEndsTheJobWithItsStatus) {
+    Result r = run({{PROBE_PATH, "--spawn", "4", "segv", "3"}});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 128 + SIGSEGV);
+    EXPECT_EQ(r.err,
+              "bsp: process 3 was killed by signal 11 (Segmentation fault) before bsp_end\n");
+}
+
+TEST(SpawnLocal, DeadParentTakesTheChildrenWithIt) {
+    Result r = run({{PROBE_PATH, "--spawn", "4", "kill", "0"}});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 128 + SIGKILL);
+    EXPECT_EQ(r.err, "");
+}
+
+TEST(SpawnLocal, ControlFdBecomesReadable) {
+    Result r = run({{PROBE_PATH, "--spawn", "3", "control", "1"}});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "probe: process 1 aborts on purpose\n");
+    EXPECT_EQ(sorted_lines(r.out), (std::vector<std::string>{"process 0: control_fd readable",
+                                                             "process 2: control_fd readable"}));
+}
+
+}  // namespace
