@@ -347,16 +347,16 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 {
 	struct bspe_srail *sr = &ch->srail[k->ack_rail];
 	enum bspe_cause cause = BSPE_CAUSE_HOLE;
-	u32 eoh = k->eoh, sent;
+	int tail = 0;
+	u32 sent;
 
 	if (k->type == BSPE_T_PROD) {
 		cause = BSPE_CAUSE_PROD;
-		/* No hole known to the prodder: the tail is missing. */
-		if (eoh == k->ack && bspe_seq_le(sr->snd_una, k->ack))
-			eoh = sr->snd_nxt;
+		tail = 1;
 	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
 		   sr->probes) {
 		cause = BSPE_CAUSE_TIMEOUT;
+		tail = 1;
 		bspe_rtt_sample(ep, ch, now - sr->probe_time);
 		sr->probes = 0;
 	} else if (k->type == BSPE_T_ACK && !(k->flags & BSPE_F_REPLY) &&
@@ -364,7 +364,8 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		   bspe_seq_lt(sr->ackreq_seq, k->ack)) {
 		bspe_rtt_sample(ep, ch, now - sr->ackreq_time);
 	}
-	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, now);
+	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, k->eoh, cause, tail,
+			   now);
 	if (k->type == BSPE_T_PROD && !sent)
 		ch->rrail[k->ack_rail].reply_now = 1;
 }

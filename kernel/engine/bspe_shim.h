@@ -61,12 +61,13 @@ static inline __sum16 bspe_csum_fold(u32 sum)
 #include <errno.h>
 #include <linux/types.h>
 
-typedef __u8 u8;
-typedef __u16 u16;
-typedef __u32 u32;
-typedef __u64 u64;
-typedef __s32 s32;
-typedef __s64 s64;
+/* The <stdint.h> types, so that u64 is uint64_t for C++ callers. */
+typedef __UINT8_TYPE__ u8;
+typedef __UINT16_TYPE__ u16;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT64_TYPE__ u64;
+typedef __INT32_TYPE__ s32;
+typedef __INT64_TYPE__ s64;
 
 #ifndef likely
 #define likely(x)	__builtin_expect(!!(x), 1)

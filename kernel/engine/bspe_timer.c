@@ -35,7 +35,7 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		const struct bspe_rrail *rr = &ch->rrail[r];
 
-		if (bspe_rcv_eoh(ep, rr) != rr->rcv_nxt)
+		if (rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt))
 			*rails |= (u8)(1u << r);
 	}
 	if (*rails)

@@ -142,7 +142,7 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 }
 
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, u64 now)
+		   u32 seq, enum bspe_cause cause, int certain, u64 now)
 {
 	struct bspe_spkt *p = &ch->srail[rail].ring[seq % ep->cfg.snd_wnd];
 	struct bspe_stats *st = &ch->st[rail];
@@ -150,8 +150,12 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 
 	if (p->state != BSPE_SPKT_OUT || !(ch->rail_up & (1u << rail)))
 		return 0;
-	/* Never twice within one round-trip estimate. */
-	if (now - p->last_tx < ch->srtt)
+	/*
+	 * A packet known lost (a later one arrived on its FIFO rail) is
+	 * resent at once the first time; otherwise it may still be in
+	 * flight, and no packet is resent twice within one round trip.
+	 */
+	if ((!certain || p->ntx > 1) && now - p->last_tx < ch->srtt)
 		return 0;
 	if (p->ntx < 255)
 		p->ntx++;

@@ -1,0 +1,483 @@
+// Deterministic discrete-event network simulator for the AF_BSP protocol engine.
+#include "sim.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include <type_traits>
+
+namespace bspsim {
+
+namespace {
+
+uint32_t be32(const uint8_t *p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+uint16_t be16(const uint8_t *p) {
+    return uint16_t((p[0] << 8) | p[1]);
+}
+
+}  // namespace
+
+WirePkt decode(const uint8_t *p, int src, int dst) {
+    WirePkt w;
+    w.src = src;
+    w.dst = dst;
+    w.type = p[1];
+    w.flags = be16(p + 2);
+    w.rail = p[16];
+    w.ack_rail = p[17];
+    w.seq = be32(p + 20);
+    w.base = be32(p + 24);
+    w.ack = be32(p + 28);
+    w.eoh = be32(p + 32);
+    w.epoch = be32(p + 36);
+    w.msg_id = be32(p + 40);
+    w.msg_len = be32(p + 44);
+    w.frag_off = be32(p + 48);
+    w.payload_len = be16(p + 54);
+    return w;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node
+
+Node::Node(Sim &sim, int id, const bspe_cfg &cfg) : sim_(sim), id_(id) {
+    static const bspe_ops ops = {
+        &Node::cb_xmit,     &Node::cb_rx_data, &Node::cb_deliver,    &Node::cb_rx_abort,
+        &Node::cb_complete, &Node::cb_timer,   &Node::cb_rail_event,
+    };
+    size_t sz = bspe_mem_size(&cfg);
+    mem_.assign(sz / 8 + 1, 0);
+    ep_ = bspe_init(mem_.data(), mem_.size() * 8, &cfg, &ops, this);
+    chan_.assign(sim.net_.nodes, -1);
+    backlog_.resize(sim.net_.nodes);
+}
+
+Node::~Node() = default;
+
+bspe_stats Node::stats(int peer, int rail) const {
+    bspe_stats s;
+    bspe_stats_get(ep_, peer < 0 ? -1 : chan_[peer], rail, &s);
+    return s;
+}
+
+void Node::cb_xmit(void *ctx, const bspe_xmit *x) {
+    auto *n = static_cast<Node *>(ctx);
+    const uint8_t *payload = nullptr;
+    if (x->msg) {
+        auto *m = static_cast<Msg *>(x->msg);
+        if (x->off + x->len > m->data.size()) {
+            n->errors.push_back("xmit beyond message end");
+            return;
+        }
+        payload = m->data.data() + x->off;
+    }
+    n->sim_.transmit(n->id_, x, payload);
+}
+
+int Node::cb_rx_data(void *ctx, const bspe_rx_frag *f) {
+    auto *n = static_cast<Node *>(ctx);
+    auto key = std::make_pair(f->chan, f->slot);
+    auto &buf = n->slots_[key];
+    if (f->first)
+        buf.assign(f->msg_len, 0);
+    if (buf.size() != f->msg_len || f->off + f->len > buf.size()) {
+        n->errors.push_back("rx_data outside the slot's message");
+        return -EINVAL;
+    }
+    if (f->len)
+        std::memcpy(buf.data() + f->off, f->data, f->len);
+    return 0;
+}
+
+void Node::cb_deliver(void *ctx, const bspe_delivery *d) {
+    auto *n = static_cast<Node *>(ctx);
+    auto key = std::make_pair(d->chan, d->slot);
+    auto it = n->slots_.find(key);
+    Delivered del{static_cast<int>(d->node), {}, d->flags};
+    if (it == n->slots_.end()) {
+        if (d->msg_len)
+            n->errors.push_back("deliver of a slot never filled");
+    } else {
+        del.data = std::move(it->second);
+        n->slots_.erase(it);
+    }
+    if (del.data.size() != d->msg_len)
+        n->errors.push_back("delivered length differs");
+    n->rx_bytes_held += d->msg_len;
+    uint32_t len = d->msg_len;
+    Sim &sim = n->sim_;
+    sim.push(sim.now_, [n, len, &sim] {
+        n->rx_bytes_held -= len;
+        sim.timed([&] { bspe_rx_consumed(n->ep_, len, sim.now_); });
+    });
+    n->delivered.push_back(del);
+    if (n->on_deliver)
+        n->on_deliver(*n, n->delivered.back());
+}
+
+void Node::cb_rx_abort(void *ctx, int chan, uint32_t slot) {
+    auto *n = static_cast<Node *>(ctx);
+    n->slots_.erase(std::make_pair(chan, slot));
+}
+
+void Node::cb_complete(void *ctx, void *msg, int status) {
+    auto *n = static_cast<Node *>(ctx);
+    auto *m = static_cast<Msg *>(msg);
+    auto it = n->msgs_.find(m);
+    if (it == n->msgs_.end()) {
+        n->errors.push_back("completion of an unknown message");
+        return;
+    }
+    uint64_t serial = m->serial;
+    if (n->completed.count(serial))
+        n->errors.push_back("message completed twice");
+    n->completed[serial] = status;
+    n->sim_.completions_++;
+    n->msgs_.erase(it);
+    if (n->on_complete)
+        n->on_complete(*n, serial, status);
+    Sim &sim = n->sim_;
+    int id = n->id_;
+    sim.push(sim.now_, [&sim, id] { sim.kick_backlog(id); });
+}
+
+void Node::cb_timer(void *ctx, uint64_t when) {
+    auto *n = static_cast<Node *>(ctx);
+    uint64_t gen = ++n->timer_gen_;
+    n->timer_at_ = when;
+    Sim &sim = n->sim_;
+    sim.push(std::max(when, sim.now_), [n, gen, &sim] {
+        if (gen != n->timer_gen_)
+            return;
+        sim.timed([&] { bspe_timer(n->ep_, sim.now_); });
+    });
+}
+
+void Node::cb_rail_event(void *ctx, uint32_t node, uint8_t rail, int up) {
+    auto *n = static_cast<Node *>(ctx);
+    if (n->on_rail_event)
+        n->on_rail_event(*n, static_cast<int>(node), rail, up);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sim
+
+template <typename F>
+auto Sim::timed(F &&f) -> decltype(f()) {
+    if (!measure_cpu)
+        return f();
+    auto t0 = std::chrono::steady_clock::now();
+    struct Done {
+        Sim *s;
+        std::chrono::steady_clock::time_point t0;
+        ~Done() {
+            s->engine_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now() - t0)
+                                 .count();
+            s->engine_calls_++;
+        }
+    } done{this, t0};
+    return f();
+}
+
+Sim::Sim(const NetCfg &net, const bspe_cfg &base) : net_(net), rng_(net.seed) {
+    net_.rail.resize(net_.rails);
+    egress_free_.assign(net_.nodes, std::vector<uint64_t>(net_.rails, 0));
+    ingress_free_.assign(net_.nodes, std::vector<uint64_t>(net_.rails, 0));
+    burst_left_.assign(net_.rails, 0);
+    sent_.assign(net_.nodes, std::vector<std::vector<std::vector<uint8_t>>>(net_.nodes));
+    sent_serial_.assign(net_.nodes, std::vector<std::vector<uint64_t>>(net_.nodes));
+    for (int i = 0; i < net_.nodes; i++) {
+        bspe_cfg c = base;
+        c.node = static_cast<uint32_t>(i);
+        c.port = 1;
+        c.nrails = static_cast<uint8_t>(net_.rails);
+        nodes_.push_back(std::make_unique<Node>(*this, i, c));
+    }
+    for (int i = 0; i < net_.nodes; i++) {
+        Node &n = *nodes_[i];
+        if (!n.ep_)
+            continue;
+        for (int j = 0; j < net_.nodes; j++)
+            if (j != i)
+                n.chan_[j] =
+                    bspe_chan_open(n.ep_, static_cast<uint32_t>(j), 1, BSPE_CHAN_GROUP, nullptr);
+    }
+    for (const RailDeath &d : net_.deaths) {
+        if (!d.notify_after)
+            continue;
+        auto set = [this, d](int up, uint64_t t) {
+            for (int a = 0; a < net_.nodes; a++)
+                for (int b = 0; b < net_.nodes; b++) {
+                    if (a == b || (d.node >= 0 && a != d.node && b != d.node))
+                        continue;
+                    bspe_rail_set(nodes_[a]->ep_, static_cast<uint32_t>(b),
+                                  static_cast<uint8_t>(d.rail), up, t);
+                }
+        };
+        push(d.at + *d.notify_after, [this, set] { set(0, now_); });
+        if (d.revive_at != UINT64_MAX)
+            push(d.revive_at + *d.notify_after, [this, set] { set(1, now_); });
+    }
+}
+
+Sim::~Sim() {
+    for (auto &n : nodes_)
+        if (n->ep_)
+            bspe_fini(n->ep_);
+}
+
+void Sim::push(uint64_t t, std::function<void()> fn) {
+    q_.push(Event{t, order_++, std::move(fn)});
+}
+
+void Sim::at(uint64_t t, std::function<void()> fn) {
+    push(std::max(t, now_), std::move(fn));
+}
+
+std::vector<uint8_t> Sim::pattern(int src, int dst, uint64_t k, size_t len) {
+    std::vector<uint8_t> v(len);
+    uint64_t x = (uint64_t(src) << 48) ^ (uint64_t(dst) << 32) ^ (k * 0x9e3779b97f4a7c15ULL);
+    for (size_t i = 0; i < len; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v[i] = static_cast<uint8_t>(x);
+    }
+    return v;
+}
+
+uint64_t Sim::send(int src, int dst, std::vector<uint8_t> data, uint32_t flags) {
+    Node &n = *nodes_[src];
+    auto m = std::make_unique<Node::Msg>();
+    m->serial = ++serial_;
+    m->dst = dst;
+    m->data = std::move(data);
+    sent_[src][dst].push_back(m->data);
+    sent_serial_[src][dst].push_back(m->serial);
+    submitted_++;
+    m->flags = flags;
+    uint64_t serial = m->serial;
+    n.backlog_[dst].push_back(std::move(m));
+    kick_backlog(src);
+    return serial;
+}
+
+void Sim::kick_backlog(int src) {
+    Node &n = *nodes_[src];
+    for (int dst = 0; dst < net_.nodes; dst++) {
+        auto &bl = n.backlog_[dst];
+        while (!bl.empty()) {
+            Node::Msg *m = bl.front().get();
+            uint32_t flags = m->flags;
+            Node::Msg *raw = m;
+            n.msgs_[raw] = std::move(bl.front());
+            int rc = timed([&] {
+                return bspe_send(n.ep_, n.chan_[dst], raw, static_cast<uint32_t>(raw->data.size()),
+                                 flags, now_);
+            });
+            if (rc == -EAGAIN) {
+                bl.front() = std::move(n.msgs_[raw]);
+                n.msgs_.erase(raw);
+                break;
+            }
+            bl.pop_front();
+            if (rc != 0) {
+                n.errors.push_back("bspe_send failed: " + std::to_string(rc));
+                n.msgs_.erase(raw);
+            }
+        }
+    }
+}
+
+bool Sim::rail_dead(int node, int rail, uint64_t t) const {
+    for (const RailDeath &d : net_.deaths)
+        if (d.rail == rail && (d.node < 0 || d.node == node) && t >= d.at && t < d.revive_at)
+            return true;
+    return false;
+}
+
+void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
+    int dst = static_cast<int>(x->node);
+    int r = x->rail;
+    auto pkt = std::make_shared<std::vector<uint8_t>>(BSPE_HDR_LEN + x->len);
+    std::memcpy(pkt->data(), x->hdr, BSPE_HDR_LEN);
+    if (x->len)
+        std::memcpy(pkt->data() + BSPE_HDR_LEN, payload, x->len);
+    WirePkt w = decode(pkt->data(), src, dst);
+    if (w.flags & BSPE_F_CSUM)
+        bspe_csum_fill(pkt->data(), pkt->data() + BSPE_HDR_LEN, x->len);
+    if (tap)
+        tap(w);
+    bool data = w.type == BSPE_T_DATA;
+    if (data)
+        wire_.data++;
+    else if (w.type == BSPE_T_PROD)
+        wire_.prods++;
+    else if (w.flags & BSPE_F_PROBE)
+        wire_.probes++;
+    else
+        wire_.acks++;
+    if (dst < 0 || dst >= net_.nodes || r >= net_.rails) {
+        nodes_[src]->errors.push_back("xmit to a bad node or rail");
+        return;
+    }
+    const RailCfg &rc = net_.rail[r];
+    auto lost = [&](uint64_t &ctr) {
+        ctr++;
+        if (data)
+            wire_.data_lost++;
+    };
+    if (rail_dead(src, r, now_))
+        return lost(wire_.lost_dead);
+    uint64_t wire_bytes = std::max<uint64_t>(pkt->size() + 38, 84);
+    double bytes_per_ns = rc.gbps / 8.0;
+    auto tx_ns = static_cast<uint64_t>(wire_bytes / bytes_per_ns) + 1;
+    uint64_t &eg = egress_free_[src][r];
+    uint64_t queued = eg > now_ ? static_cast<uint64_t>((eg - now_) * bytes_per_ns) : 0;
+    if (queued + wire_bytes > rc.buffer_bytes)
+        return lost(wire_.lost_buffer);
+    eg = std::max(eg, now_) + tx_ns;
+    uint64_t at_switch = eg + static_cast<uint64_t>(rc.latency_ns * rc.skew);
+    push(at_switch, [this, pkt, w, src, dst, r, tx_ns, wire_bytes, data] {
+        const RailCfg &rc = net_.rail[r];
+        const Faults &f = rc.faults;
+        auto lost = [&](uint64_t &ctr) {
+            ctr++;
+            if (data)
+                wire_.data_lost++;
+        };
+        if (rail_dead(src, r, now_) || rail_dead(dst, r, now_))
+            return lost(wire_.lost_dead);
+        if (drop_filter && drop_filter(w))
+            return lost(wire_.lost_filter);
+        if (burst_left_[r] > 0) {
+            burst_left_[r]--;
+            return lost(wire_.lost_burst);
+        }
+        if (rng_.chance(f.burst_start)) {
+            burst_left_[r] = std::max(f.burst_len - 1, 0);
+            return lost(wire_.lost_burst);
+        }
+        if (rng_.chance(f.loss))
+            return lost(wire_.lost_random);
+        double bytes_per_ns = rc.gbps / 8.0;
+        uint64_t &in = ingress_free_[dst][r];
+        uint64_t queued = in > now_ ? static_cast<uint64_t>((in - now_) * bytes_per_ns) : 0;
+        if (queued + wire_bytes > rc.buffer_bytes)
+            return lost(wire_.lost_buffer);
+        in = std::max(in, now_) + tx_ns;
+        uint64_t t = in;
+        if (rng_.chance(f.reorder)) {
+            t += f.reorder_ns;
+            wire_.reordered++;
+        }
+        auto copy = pkt;
+        if (rng_.chance(f.corrupt)) {
+            copy = std::make_shared<std::vector<uint8_t>>(*pkt);
+            size_t bit = rng_.below(copy->size() * 8);
+            (*copy)[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+            wire_.corrupted++;
+        }
+        auto deliver = [this, dst, r](std::shared_ptr<std::vector<uint8_t>> p, bool data) {
+            if (rail_dead(dst, r, now_)) {
+                wire_.lost_dead++;
+                if (data)
+                    wire_.data_lost++;
+                return;
+            }
+            Node &n = *nodes_[dst];
+            timed([&] {
+                return bspe_rx(n.ep_, static_cast<uint8_t>(r), p->data(),
+                               static_cast<uint32_t>(p->size()), now_);
+            });
+        };
+        push(t, [deliver, copy, data] { deliver(copy, data); });
+        if (rng_.chance(f.duplicate)) {
+            wire_.duplicated++;
+            push(t + tx_ns, [deliver, pkt, data] { deliver(pkt, data); });
+        }
+    });
+}
+
+void Sim::run_until(uint64_t t) {
+    while (!q_.empty() && q_.top().t <= t) {
+        Event e = q_.top();
+        q_.pop();
+        now_ = std::max(now_, e.t);
+        e.fn();
+    }
+    now_ = std::max(now_, t);
+}
+
+bool Sim::run_until_idle(uint64_t horizon) {
+    while (!q_.empty() && q_.top().t <= horizon) {
+        Event e = q_.top();
+        q_.pop();
+        now_ = std::max(now_, e.t);
+        e.fn();
+    }
+    return q_.empty();
+}
+
+std::string Sim::verify_all_delivered() const {
+    std::ostringstream err;
+    for (int d = 0; d < net_.nodes; d++) {
+        const Node &n = *nodes_[d];
+        if (!n.errors.empty())
+            return "node " + std::to_string(d) + ": " + n.errors.front();
+        std::vector<size_t> idx(net_.nodes, 0);
+        for (const Delivered &del : n.delivered) {
+            const auto &want = sent_[del.src][d];
+            size_t &i = idx[del.src];
+            if (i >= want.size()) {
+                err << "node " << d << " got an extra message from " << del.src;
+                return err.str();
+            }
+            if (want[i] != del.data) {
+                err << "node " << d << " message " << i << " from " << del.src << " differs (len "
+                    << del.data.size() << " want " << want[i].size() << ")";
+                return err.str();
+            }
+            i++;
+        }
+        for (int s = 0; s < net_.nodes; s++)
+            if (idx[s] != sent_[s][d].size()) {
+                err << "node " << d << " got " << idx[s] << " of " << sent_[s][d].size()
+                    << " messages from " << s;
+                return err.str();
+            }
+    }
+    for (int s = 0; s < net_.nodes; s++)
+        for (int d = 0; d < net_.nodes; d++)
+            for (uint64_t serial : sent_serial_[s][d]) {
+                auto it = nodes_[s]->completed.find(serial);
+                if (it == nodes_[s]->completed.end()) {
+                    err << "message " << serial << " " << s << "->" << d << " never completed";
+                    return err.str();
+                }
+                if (it->second != 0) {
+                    err << "message " << serial << " completed with " << it->second;
+                    return err.str();
+                }
+            }
+    return "";
+}
+
+bspe_stats Sim::total_stats() const {
+    bspe_stats t{};
+    for (const auto &n : nodes_) {
+        bspe_stats s;
+        bspe_stats_get(n->ep_, -1, -1, &s);
+        auto *dst = reinterpret_cast<uint64_t *>(&t);
+        auto *src = reinterpret_cast<const uint64_t *>(&s);
+        for (size_t i = 0; i < sizeof(t) / 8; i++)
+            dst[i] += src[i];
+    }
+    return t;
+}
+
+}  // namespace bspsim

@@ -1,0 +1,236 @@
+// Deterministic discrete-event network simulator for the AF_BSP protocol engine.
+//
+// Any number of nodes, one engine endpoint (port 1) per node, R rails. Each rail is a switch
+// with one full-duplex link per node: configurable bandwidth, latency, per-rail latency skew,
+// buffer (egress queue and switch output port), independent and burst loss, reordering,
+// duplication, corruption and rail death (of one node's link or the whole rail) at a given
+// time. All randomness comes from one seeded PRNG, so a run is reproducible bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "bspe.h"
+}
+
+namespace bspsim {
+
+// splitmix64: small, fast, good enough for fault injection.
+class Rng {
+  public:
+    explicit Rng(uint64_t seed) : s_(seed) {}
+    uint64_t next() {
+        uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+    // true with probability p (0..1), exact for p == 0.
+    bool chance(double p) { return p > 0 && (next() >> 11) * (1.0 / 9007199254740992.0) < p; }
+    uint64_t below(uint64_t n) { return n ? next() % n : 0; }
+
+  private:
+    uint64_t s_;
+};
+
+struct Faults {
+    double loss = 0;         // independent loss probability per packet
+    double burst_start = 0;  // probability a packet starts a loss burst
+    int burst_len = 0;       // packets lost per burst (including the first)
+    double reorder = 0;      // probability a packet is delayed by reorder_ns
+    uint64_t reorder_ns = 0;
+    double duplicate = 0;  // probability a packet is delivered twice
+    double corrupt = 0;    // probability one random bit is flipped
+};
+
+struct RailCfg {
+    double gbps = 10;                 // link rate
+    uint64_t latency_ns = 5000;       // one-way propagation + switching
+    double skew = 1.0;                // latency multiplier of this rail
+    uint64_t buffer_bytes = 1 << 20;  // per egress queue and per switch output port
+    Faults faults;
+};
+
+// Kills rail `rail` of `node` (or of every node if node < 0) during [at, revive_at).
+struct RailDeath {
+    int node = -1;
+    int rail = 0;
+    uint64_t at = 0;
+    uint64_t revive_at = UINT64_MAX;
+    // If set, after this delay every affected engine is told via bspe_rail_set (the rail
+    // layer's missed hellos); otherwise the engines must find out themselves.
+    std::optional<uint64_t> notify_after;
+};
+
+struct NetCfg {
+    int nodes = 2;
+    int rails = 1;
+    std::vector<RailCfg> rail;  // size rails (missing entries: defaults)
+    std::vector<RailDeath> deaths;
+    uint64_t seed = 1;
+};
+
+// A packet on the wire as tests see it (decoded header, host byte order).
+struct WirePkt {
+    int src = 0, dst = 0, rail = 0;
+    uint8_t type = 0;
+    uint16_t flags = 0;
+    uint32_t seq = 0, base = 0, ack = 0, eoh = 0, epoch = 0, msg_id = 0, msg_len = 0, frag_off = 0;
+    uint8_t ack_rail = 0;
+    uint16_t payload_len = 0;
+};
+
+struct WireStats {
+    uint64_t data = 0, acks = 0, prods = 0, probes = 0;
+    uint64_t lost_random = 0, lost_burst = 0, lost_buffer = 0, lost_dead = 0, lost_filter = 0;
+    uint64_t data_lost = 0;  // DATA packets lost (any cause): real losses
+    uint64_t duplicated = 0, corrupted = 0, reordered = 0;
+};
+
+struct Delivered {
+    int src;
+    std::vector<uint8_t> data;
+    uint16_t flags;
+};
+
+class Sim;
+
+// One node: its engine and the memory the engine reads and writes through callbacks.
+class Node {
+  public:
+    Node(Sim &sim, int id, const bspe_cfg &cfg);
+    ~Node();
+    Node(const Node &) = delete;
+    Node &operator=(const Node &) = delete;
+
+    bspe_ep *ep() { return ep_; }
+    int id() const { return id_; }
+    int chan_to(int node) const { return chan_[node]; }
+    bspe_stats stats(int peer = -1, int rail = -1) const;
+
+    // Every message delivered to this node, in delivery order.
+    std::vector<Delivered> delivered;
+    // Completion status per message serial, recorded once (a second completion is an error).
+    std::map<uint64_t, int> completed;
+    std::vector<std::string> errors;  // protocol violations seen by callbacks
+    uint64_t rx_bytes_held = 0;       // delivered bytes not yet consumed
+    std::function<void(Node &, const Delivered &)> on_deliver;
+    std::function<void(Node &, uint64_t serial, int status)> on_complete;
+    std::function<void(Node &, int peer, int rail, int up)> on_rail_event;
+
+  private:
+    friend class Sim;
+    struct Msg {
+        uint64_t serial;
+        int dst;
+        uint32_t flags;
+        std::vector<uint8_t> data;
+    };
+    static void cb_xmit(void *ctx, const bspe_xmit *x);
+    static int cb_rx_data(void *ctx, const bspe_rx_frag *f);
+    static void cb_deliver(void *ctx, const bspe_delivery *d);
+    static void cb_rx_abort(void *ctx, int chan, uint32_t slot);
+    static void cb_complete(void *ctx, void *msg, int status);
+    static void cb_timer(void *ctx, uint64_t when);
+    static void cb_rail_event(void *ctx, uint32_t node, uint8_t rail, int up);
+
+    Sim &sim_;
+    int id_;
+    std::vector<uint64_t> mem_;
+    bspe_ep *ep_ = nullptr;
+    std::vector<int> chan_;  // node -> channel index
+    std::map<Msg *, std::unique_ptr<Msg>> msgs_;
+    std::map<std::pair<int, uint32_t>, std::vector<uint8_t>> slots_;
+    std::vector<std::deque<std::unique_ptr<Msg>>> backlog_;  // per destination, on -EAGAIN
+    uint64_t timer_gen_ = 0;
+    uint64_t timer_at_ = 0;
+};
+
+class Sim {
+  public:
+    // All nodes get `base` with node = index, port = 1, nrails = net.rails, and open group
+    // channels to every other node.
+    Sim(const NetCfg &net, const bspe_cfg &base);
+    ~Sim();
+
+    Node &node(int i) { return *nodes_[i]; }
+    int nodes() const { return static_cast<int>(nodes_.size()); }
+    uint64_t now() const { return now_; }
+
+    // Submits a message; returns its serial. Queued in the sim if the engine says -EAGAIN.
+    uint64_t send(int src, int dst, std::vector<uint8_t> data, uint32_t flags = 0);
+    // Payload that identifies (src, dst, serial, byte index): lets tests check integrity.
+    static std::vector<uint8_t> pattern(int src, int dst, uint64_t k, size_t len);
+
+    // Runs events up to and including time t.
+    void run_until(uint64_t t);
+    // Runs until no event is left or time `horizon`; returns true if the queue drained.
+    bool run_until_idle(uint64_t horizon);
+    // Schedules a test action at time t (runs between events, never inside the engine).
+    void at(uint64_t t, std::function<void()> fn);
+
+    // Tests: drop a packet if this returns true (counted lost_filter; DATA counts data_lost).
+    std::function<bool(const WirePkt &)> drop_filter;
+    // Tests: observe every packet put on the wire (before faults).
+    std::function<void(const WirePkt &)> tap;
+
+    const WireStats &wire() const { return wire_; }
+    // Every message sent so far was delivered exactly once, intact, in per-pair order, and
+    // completed exactly once with status 0. Returns a description of the first violation.
+    std::string verify_all_delivered() const;
+    // Sum of engine stats over all nodes.
+    bspe_stats total_stats() const;
+    // Messages submitted and not yet completed (including the sim's backlog).
+    uint64_t pending() const { return submitted_ - completions_; }
+    // Nanoseconds of host CPU spent inside engine calls, and the number of calls.
+    uint64_t engine_cpu_ns() const { return engine_ns_; }
+    uint64_t engine_calls() const { return engine_calls_; }
+    bool measure_cpu = false;
+
+  private:
+    friend class Node;
+    struct Event {
+        uint64_t t;
+        uint64_t order;
+        std::function<void()> fn;
+        bool operator>(const Event &o) const { return t != o.t ? t > o.t : order > o.order; }
+    };
+    void push(uint64_t t, std::function<void()> fn);
+    void transmit(int src, const bspe_xmit *x, const uint8_t *payload);
+    bool rail_dead(int node, int rail, uint64_t t) const;
+    void kick_backlog(int src);
+    template <typename F>
+    auto timed(F &&f) -> decltype(f());
+
+    NetCfg net_;
+    Rng rng_;
+    uint64_t now_ = 0;
+    uint64_t order_ = 0;
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q_;
+    std::vector<std::unique_ptr<Node>> nodes_;
+    // per [node][rail]: egress link busy until; switch output port to node busy until
+    std::vector<std::vector<uint64_t>> egress_free_, ingress_free_;
+    std::vector<int> burst_left_;  // per rail
+    WireStats wire_;
+    // sent[src][dst] = payloads in order; serials for completion checks
+    std::vector<std::vector<std::vector<std::vector<uint8_t>>>> sent_;
+    std::vector<std::vector<std::vector<uint64_t>>> sent_serial_;
+    uint64_t serial_ = 0;
+    uint64_t submitted_ = 0;
+    uint64_t completions_ = 0;
+    uint64_t engine_ns_ = 0;
+    uint64_t engine_calls_ = 0;
+};
+
+// Decodes the header of a packet (no validation).
+WirePkt decode(const uint8_t *pkt, int src, int dst);
+
+}  // namespace bspsim

@@ -1,0 +1,98 @@
+// Wire format helpers: sizes, field offsets, hello frames, checksum, packet type.
+#include <cstddef>
+#include <cstring>
+
+#include "engine_test_util.hpp"
+
+TEST(Wire, HeaderLayoutIsPinned) {
+    EXPECT_EQ(sizeof(bspe_hdr), 56u);
+    EXPECT_EQ(offsetof(bspe_hdr, flags), 2u);
+    EXPECT_EQ(offsetof(bspe_hdr, src_node), 4u);
+    EXPECT_EQ(offsetof(bspe_hdr, dst_port), 14u);
+    EXPECT_EQ(offsetof(bspe_hdr, rail), 16u);
+    EXPECT_EQ(offsetof(bspe_hdr, csum), 18u);
+    EXPECT_EQ(offsetof(bspe_hdr, seq), 20u);
+    EXPECT_EQ(offsetof(bspe_hdr, eoh), 32u);
+    EXPECT_EQ(offsetof(bspe_hdr, epoch), 36u);
+    EXPECT_EQ(offsetof(bspe_hdr, frag_off), 48u);
+    EXPECT_EQ(offsetof(bspe_hdr, payload_len), 54u);
+    EXPECT_EQ(sizeof(bspe_hello), 32u);
+    EXPECT_EQ(offsetof(bspe_hello, incarnation), 20u);
+    EXPECT_EQ(offsetof(bspe_hello, interval_ms), 28u);
+}
+
+TEST(Wire, HelloRoundTripIsBigEndian) {
+    bspe_hello_info in{0x01020304, 7, 1, 2, 1500, BSPE_CAP_CSUM, 0xdeadbeef, 42, 100};
+    uint8_t buf[BSPE_HELLO_LEN];
+    bspe_hello_build(buf, &in);
+    EXPECT_EQ(buf[0], BSPE_VERSION);
+    EXPECT_EQ(buf[1], BSPE_T_HELLO);
+    EXPECT_EQ(buf[4], 0x01);
+    EXPECT_EQ(buf[7], 0x04);
+    EXPECT_EQ(buf[14], 1500 >> 8);
+    bspe_hello_info out{};
+    ASSERT_EQ(bspe_hello_parse(buf, sizeof(buf), &out), 0);
+    EXPECT_EQ(out.cluster_id, in.cluster_id);
+    EXPECT_EQ(out.node_id, 7u);
+    EXPECT_EQ(out.rail, 1);
+    EXPECT_EQ(out.nrails, 2);
+    EXPECT_EQ(out.mtu, 1500);
+    EXPECT_EQ(out.caps, BSPE_CAP_CSUM);
+    EXPECT_EQ(out.incarnation, 0xdeadbeefu);
+    EXPECT_EQ(out.hello_seq, 42u);
+    EXPECT_EQ(out.interval_ms, 100);
+    EXPECT_EQ(bspe_pkt_type(buf, sizeof(buf)), BSPE_T_HELLO);
+}
+
+TEST(Wire, HelloRejectsBadFrames) {
+    bspe_hello_info in{1, 2, 0, 1, 1500, 0, 1, 1, 100};
+    uint8_t buf[BSPE_HELLO_LEN];
+    bspe_hello_info out{};
+    bspe_hello_build(buf, &in);
+    EXPECT_EQ(bspe_hello_parse(buf, BSPE_HELLO_LEN - 1, &out), -EBADMSG);
+    uint8_t bad[BSPE_HELLO_LEN];
+    std::memcpy(bad, buf, sizeof(bad));
+    bad[0] = 2;
+    EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EPROTONOSUPPORT);
+    std::memcpy(bad, buf, sizeof(bad));
+    bad[1] = BSPE_T_DATA;
+    EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
+    std::memcpy(bad, buf, sizeof(bad));
+    bad[3] = 1;  // flags
+    EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
+    std::memcpy(bad, buf, sizeof(bad));
+    bad[12] = 1;  // rail 1 of 1
+    EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
+    std::memcpy(bad, buf, sizeof(bad));
+    bad[31] = 1;  // reserved
+    EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
+    std::memcpy(bad, buf, sizeof(bad));
+    bad[14] = 0;
+    bad[15] = 10;  // mtu below one header
+    EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
+}
+
+TEST(Wire, PacketType) {
+    uint8_t p[4] = {BSPE_VERSION, BSPE_T_PROD, 0, 0};
+    EXPECT_EQ(bspe_pkt_type(p, 4), BSPE_T_PROD);
+    EXPECT_EQ(bspe_pkt_type(p, 3), -EBADMSG);
+    p[1] = 0;
+    EXPECT_EQ(bspe_pkt_type(p, 4), -EBADMSG);
+    p[1] = 5;
+    EXPECT_EQ(bspe_pkt_type(p, 4), -EBADMSG);
+    p[0] = 9;
+    EXPECT_EQ(bspe_pkt_type(p, 4), -EPROTONOSUPPORT);
+}
+
+TEST(Wire, ChecksumDetectsEveryBitFlip) {
+    std::vector<uint8_t> pkt(BSPE_HDR_LEN + 33);
+    for (size_t i = 0; i < pkt.size(); i++)
+        pkt[i] = static_cast<uint8_t>(i * 7 + 3);
+    bspe_csum_fill(pkt.data(), pkt.data() + BSPE_HDR_LEN, 33);
+    ASSERT_TRUE(bspe_csum_ok(pkt.data(), static_cast<uint32_t>(pkt.size())));
+    for (size_t bit = 0; bit < pkt.size() * 8; bit++) {
+        pkt[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+        EXPECT_FALSE(bspe_csum_ok(pkt.data(), static_cast<uint32_t>(pkt.size()))) << bit;
+        pkt[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    }
+}
