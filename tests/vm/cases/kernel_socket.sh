@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# AF_BSP socket semantics between sockets of one node (no rail): bind,
+# automatic ports, every size up to BSP_MSG_MAX byte for byte, scatter-
+# gather, MSG_PEEK/MSG_TRUNC/MSG_DONTWAIT, timeouts, errno values, connect,
+# shutdown, poll, signals, flow control, many senders, superstep options.
+# Runs in a fresh namespace, then checks the module unloads afterwards.
+. "$BSPVM_REPO/tests/vm/lib/assert.sh"
+. "$BSPVM_REPO/tests/kernel/vmlib.sh"
+
+TEST=$(ktest_bin bsp_socket_test)
+af_bsp_load
+
+ip netns add ksock || fail "netns"
+on_exit "ip netns del ksock"
+ip netns exec ksock sysctl -qw net.bsp.node_id=77 || fail "sysctl net.bsp.node_id"
+expect_eq "$(ip netns exec ksock cat /proc/sys/net/bsp/node_id)" 77 "node id"
+# the root namespace keeps its own (random, odd) id
+expect_ne "$(cat /proc/sys/net/bsp/node_id)" 77 "root namespace node id"
+# node id 0 is reserved for BSP_NODE_LOCAL
+expect_fail ip netns exec ksock sysctl -qw net.bsp.node_id=0
+
+expect_ok ip netns exec ksock "$TEST"
+
+# the namespace's sockets are gone: nothing left in /proc
+left=$(ip netns exec ksock awk 'NR > 1' /proc/net/af_bsp/sockets | wc -l)
+expect_eq "$left" 0 "sockets left in /proc/net/af_bsp/sockets"
+ip netns del ksock
+af_bsp_unload
+exit 0

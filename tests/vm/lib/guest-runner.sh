@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of tests/vm/run-vm: runs inside the VM, chrooted into the host
+# root, as started by the initramfs /init. Argument: the run directory (the
+# writable "results" share, mounted at the host's absolute path).
+#
+# Reads RUNDIR/config and RUNDIR/cases (name<TAB>path per line), runs each
+# case under a time limit, and writes:
+#   RUNDIR/current        name of the case being run
+#   RUNDIR/<name>.log     its combined stdout/stderr
+#   RUNDIR/<name>.dmesg   the kernel log lines logged while it ran
+#   RUNDIR/results        name<TAB>PASS|FAIL|SKIP<TAB>seconds<TAB>reason
+#   RUNDIR/dmesg.txt      the whole kernel log, after the last case
+#   RUNDIR/status         "done", written last (the success marker)
+# Live output goes to /dev/ttyS1, which run-vm shows on its stdout.
+
+set -u -o pipefail
+
+RUNDIR=$1
+# shellcheck source=/dev/null
+. "$RUNDIR/config"
+LIB=$BSPVM_REPO/tests/vm/lib
+# shellcheck source=splat.sh
+. "$LIB/splat.sh"
+
+OUT=/dev/ttyS1
+stty -F "$OUT" raw -echo 2>/dev/null
+exec >"$OUT" 2>&1
+
+kmsg()
+{
+	echo "bspvm: $*" >/dev/kmsg
+}
+
+# Number of lines in the kernel log so far (the log buffer is 8 MiB, so lines
+# are not lost between two calls).
+klog_lines()
+{
+	dmesg | wc -l
+}
+
+# State a case must not leave behind: node namespaces, rail bridges, veths of
+# the topology, loaded af_bsp or test modules. Prints what it found (and
+# removes it, so the next case starts clean).
+leftovers()
+{
+	local found=() ns dev m
+
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+		found+=("netns $ns")
+		ip netns del "$ns" 2>/dev/null
+	done
+	for dev in $(ip -o link show 2>/dev/null |
+		awk -F': ' '{sub(/@.*/, "", $2); print $2}' |
+		grep -E '^(rail[0-9]+|n[0-9]+r[0-9]+)$'); do
+		found+=("link $dev")
+		ip link del "$dev" 2>/dev/null
+	done
+	for m in af_bsp bspvm_splat; do
+		if [ -d "/sys/module/$m" ]; then
+			found+=("module $m")
+			rmmod "$m" 2>/dev/null
+		fi
+	done
+	[ ${#found[@]} -gt 0 ] && echo "${found[*]}"
+}
+
+record()
+{
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$RUNDIR/results"
+}
+
+echo "bspvm: guest up, kernel $(uname -r), $(nproc) CPU(s)"
+kmsg "guest runner started"
+
+# Splats during boot fail the run before any case.
+bootsplat=$(dmesg | bspvm_splat_grep)
+if [ -n "$bootsplat" ]; then
+	echo "bspvm: kernel log has splats already after boot:"
+	printf '%s\n' "$bootsplat" | sed 's/^/    /'
+fi
+
+stop=0
+while IFS=$'\t' read -r name path <&3; do
+	if [ "$stop" = 1 ]; then
+		break
+	fi
+	echo "$name" >"$RUNDIR/current"
+	echo "=== RUN  $name"
+	kmsg "case $name begin"
+	before=$(klog_lines)
+	scratch=/tmp/bspvm/$name
+	mkdir -p "$scratch"
+	start=$(date +%s)
+	(
+		cd "$BSPVM_REPO" || exit 1
+		exec env BSPVM_REPO="$BSPVM_REPO" BSPVM_KVER="$BSPVM_KVER" \
+			BSPVM_CASE="$name" BSPVM_SCRATCH="$scratch" \
+			BSPVM_VERBOSE="$BSPVM_VERBOSE" TMPDIR="$scratch" \
+			timeout -k 10 "$BSPVM_CASE_TIMEOUT" bash "$path" </dev/null
+	) 2>&1 | tee "$RUNDIR/$name.log" | sed -u "s/^/[$name] /"
+	rc=${PIPESTATUS[0]}
+	secs=$(($(date +%s) - start))
+	kmsg "case $name end rc=$rc"
+	dmesg | tail -n +"$((before + 1))" >"$RUNDIR/$name.dmesg"
+
+	case "$rc" in
+	0) st=PASS why= ;;
+	77) st=SKIP why= ;;
+	124 | 137) st=FAIL why="timed out after ${BSPVM_CASE_TIMEOUT}s" ;;
+	*) st=FAIL why="exit status $rc" ;;
+	esac
+	left=$(leftovers)
+	if [ -n "$left" ]; then
+		st=FAIL
+		why="${why:+$why; }left behind: $left"
+	fi
+	splat=$(bspvm_splat_grep "$RUNDIR/$name.dmesg")
+	if [ -n "$splat" ]; then
+		st=FAIL
+		why="${why:+$why; }kernel splat"
+		echo "[$name] kernel log splat while the case ran:"
+		printf '%s\n' "$splat" | sed "s/^/[$name]     /"
+	fi
+	if [ "$BSPVM_VERBOSE" = 1 ] && [ -s "$RUNDIR/$name.dmesg" ]; then
+		echo "[$name] kernel log while the case ran:"
+		sed "s/^/[$name] dmesg| /" "$RUNDIR/$name.dmesg"
+	fi
+	echo "--- $st $name (${secs}s)${why:+: $why}"
+	record "$name" "$st" "$secs" "$why"
+	if [ "$st" = FAIL ] && [ "$BSPVM_KEEP_GOING" != 1 ]; then
+		stop=1
+	fi
+	rm -rf "$scratch"
+done 3<"$RUNDIR/cases"
+rm -f "$RUNDIR/current"
+
+dmesg >"$RUNDIR/dmesg.txt"
+sync
+echo done >"$RUNDIR/status"
+echo "bspvm: guest runner finished"
