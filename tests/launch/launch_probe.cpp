@@ -139,6 +139,8 @@ int main(int argc, char **argv) {
         gather_rounds(*s, 1);
         if (pid == k) {
             std::fflush(stdout);
+            // Default action, even under a sanitizer that handles SIGSEGV itself.
+            ::signal(SIGSEGV, SIG_DFL);
             ::raise(action == "segv" ? SIGSEGV : SIGKILL);
         }
         gather_rounds(*s, 1);
