@@ -142,7 +142,7 @@ TEST(Misuse, MismatchedRegistrationAcrossProcesses) {
                              r.sync("bsp_sync");
                          }),
               "BSPlib error: bsp_sync on process 2: registration mismatch: process 2 called "
-              "bsp_push_reg 2 times in this superstep, process 0 1 time");
+              "bsp_push_reg 2 times in this superstep but process 0 called it 1 time");
     EXPECT_EQ(fails_with(2,
                          [](Runtime &r) {
                              int x = 0, y = 0;

@@ -1,6 +1,7 @@
 // The C ABI of BSPlib (bsp.h): process-wide state between bsp_begin and bsp_end, the
 // checks that depend on it (calls outside bsp_begin/bsp_end, missing bsp_end), and the
 // translation of every Misuse into an abort of the whole program.
+#include <poll.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -66,6 +67,19 @@ auto guarded(const char *call, F &&f) -> decltype(f()) {
     }
 }
 
+// An error every process of a job detects in the same way: process 0 reports it and the
+// others wait (bounded) for the job to be torn down, so the program ends with one message
+// naming process 0 whatever the order in which processes get there.
+[[noreturn]] void collective_error(const Misuse &m) {
+    State &s = state();
+    if (s.pid != 0 && s.session && s.session->control_fd() >= 0) {
+        pollfd p{s.session->control_fd(), POLLIN, 0};
+        if (poll(&p, 1, 10000) > 0)
+            torn_down();
+    }
+    die(m.what());
+}
+
 bsp::rt::Runtime &running(const char *call) {
     State &s = state();
     switch (s.phase) {
@@ -111,19 +125,24 @@ void begin(int maxprocs) {
     if (!s.session)
         s.session = bsp::launch::Session::join_from_environment();
     if (s.session) {
+        s.pid = s.session->pid();
+        if (!error.empty())
+            collective_error(Misuse("bsp_begin", s.pid, error));
         if (s.session->nprocs() > maxprocs)
-            throw Misuse("bsp_begin", s.session->pid(),
-                         "the job has " + std::to_string(s.session->nprocs()) +
-                             " processes but bsp_begin asked for at most " +
-                             std::to_string(maxprocs));
-    } else if (maxprocs > 1) {
-        s.session = bsp::launch::Session::spawn_local(maxprocs);
+            collective_error(Misuse("bsp_begin", s.pid,
+                                    "the job has " + std::to_string(s.session->nprocs()) +
+                                        " processes but bsp_begin asked for at most " +
+                                        std::to_string(maxprocs)));
+    } else {
+        // Started directly: report before forking, as the only process.
+        if (!error.empty())
+            throw Misuse("bsp_begin", 0, error);
+        if (maxprocs > 1)
+            s.session = bsp::launch::Session::spawn_local(maxprocs);
     }
     const int pid = s.session ? s.session->pid() : 0;
     const int nprocs = s.session ? s.session->nprocs() : 1;
     s.pid = pid;
-    if (!error.empty())
-        throw Misuse("bsp_begin", pid, error);
     if (nprocs > 1)
         s.transport = bsp::rt::open_transport(cfg.transport, *s.session);
     s.runtime = std::make_unique<bsp::rt::Runtime>(pid, nprocs, s.transport.get(), cfg.messaging);

@@ -249,12 +249,14 @@ void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<C
             fail_collective(pk, at,
                             "registration mismatch: process " + std::to_string(k) +
                                 " called bsp_push_reg " + times(a.push_sizes.size()) +
-                                " in this superstep, process 0 " + times(b.push_sizes.size()));
+                                " in this superstep but process 0 called it " +
+                                times(b.push_sizes.size()));
         if (a.pop_slots.size() != b.pop_slots.size())
             fail_collective(pk, at,
                             "registration mismatch: process " + std::to_string(k) +
                                 " called bsp_pop_reg " + times(a.pop_slots.size()) +
-                                " in this superstep, process 0 " + times(b.pop_slots.size()));
+                                " in this superstep but process 0 called it " +
+                                times(b.pop_slots.size()));
         for (std::size_t i = 0; i < a.pop_slots.size(); ++i)
             if (a.pop_slots[i] != b.pop_slots[i])
                 fail_collective(

@@ -1,0 +1,194 @@
+// Whole BSPlib programs (C, linked against libbsp) run as separate processes over the
+// UDP transport: started directly (bsp_begin forks through spawn_local) with exact
+// expected output, exit status, and no process left behind.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "program_runner.hpp"
+
+using bsp::test::ProgramResult;
+using bsp::test::run_program;
+
+namespace {
+
+std::string program(const char *name) {
+    return std::string(BSP_PROGRAMS_DIR) + "/" + name;
+}
+
+ProgramResult run(const char *name, int nprocs, std::vector<std::string> args = {},
+                  std::vector<std::pair<std::string, std::string>> env = {}) {
+    std::vector<std::string> argv{program(name)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    env.emplace_back("BSP_NPROCS", std::to_string(nprocs));
+    env.emplace_back("BSP_TRANSPORT", "udp");
+    return run_program(argv, env);
+}
+
+void expect_clean(const ProgramResult &r) {
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_FALSE(r.leftovers);
+}
+
+}  // namespace
+
+class SeedPrograms : public ::testing::TestWithParam<int> {};
+
+TEST_P(SeedPrograms, AllSumsVersion1) {
+    const int p = GetParam();
+    auto r = run("allsums_v1", p);
+    std::string want;
+    for (int i = 0; i < p; ++i)
+        want += "allsums1 on process " + std::to_string(i) + ": " +
+                std::to_string((i + 1) * (i + 2) / 2) + "\n";
+    EXPECT_EQ(r.out, want);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST_P(SeedPrograms, AllSumsVersion2) {
+    const int p = GetParam();
+    auto r = run("allsums_v2", p);
+    std::string want;
+    for (int i = 0; i < p; ++i)
+        want += "allsums2 on process " + std::to_string(i) + ": " +
+                std::to_string((i + 1) * (i + 2) / 2) + "\n";
+    EXPECT_EQ(r.out, want);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST_P(SeedPrograms, AllSumsOnAnArray) {
+    const int p = GetParam();
+    auto r = run("allsums_array", p);
+    std::string want;
+    for (int i = 0; i < p; ++i) {
+        want += "On process " + std::to_string(i) + ": ";
+        for (int j = 1; j <= 100; ++j)
+            want += std::to_string(100 * i + j) + " ";
+        want += "\n";
+    }
+    EXPECT_EQ(r.out, want);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Procs, SeedPrograms, ::testing::Values(1, 2, 3, 4, 8));
+
+TEST(Programs, EveryPrimitiveInInitMode) {
+    auto r = run("primitives", 3);
+    EXPECT_EQ(r.out,
+              "[0] a = 0 201 102, got 20, hpget 10\n"
+              "[1] a = 100 0 202, got 0, hpget 20\n"
+              "[2] a = 200 101 0, got 10, hpget 0\n"
+              "[0] previous tag size 0, queue 3 messages 15 bytes: 0:m0>0 10:m1>0 20:m2>0\n"
+              "[1] previous tag size 0, queue 3 messages 15 bytes: 1:m0>1 11:m1>1 21:m2>1\n"
+              "[2] previous tag size 0, queue 3 messages 15 bytes: 2:m0>2 12:m1>2 22:m2>2\n"
+              "[0] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
+              "[1] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
+              "[2] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
+              "[0] nprocs before begin 3, time ok 1\n"
+              "[1] nprocs before begin 3, time ok 1\n"
+              "[2] nprocs before begin 3, time ok 1\n"
+              "process 0 continues alone after bsp_end\n");
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(Programs, VerboseReportsTheTransport) {
+    auto r = run("allsums_v1", 2, {}, {{"BSP_VERBOSE", "1"}});
+    EXPECT_EQ(r.err,
+              "bsp: nprocs=2 transport=udp schedule=latin-square (protocol engine over 1 UDP "
+              "rail [127.0.0.1], fragment 16384 bytes)\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(Programs, BadEnvironmentIsReported) {
+    auto r = run("allsums_v1", 2, {}, {{"BSP_SCHEDULE", "fastest"}});
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_begin on process 0: BSP_SCHEDULE=fastest is invalid (expected "
+              "latin, random or pid)\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(Programs, EverySchedulePacedOrNotGivesTheSameResult) {
+    for (const char *s : {"latin", "random", "pid"}) {
+        auto r = run("allsums_array", 4, {}, {{"BSP_SCHEDULE", s}, {"BSP_LINK_RATE", "1G"}});
+        EXPECT_EQ(r.exit_status, 0) << s;
+        std::string want;
+        for (int i = 0; i < 4; ++i) {
+            want += "On process " + std::to_string(i) + ": ";
+            for (int j = 1; j <= 100; ++j)
+                want += std::to_string(100 * i + j) + " ";
+            want += "\n";
+        }
+        EXPECT_EQ(r.out, want) << s;
+        expect_clean(r);
+    }
+}
+
+struct MisuseCase {
+    const char *name;
+    const char *message;  // the one line on stderr
+};
+
+class Misuse : public ::testing::TestWithParam<MisuseCase> {};
+
+TEST_P(Misuse, EndsTheWholeProgramWithOneMessage) {
+    auto r = run("misuse", 3, {GetParam().name});
+    EXPECT_EQ(r.err, std::string(GetParam().message) + "\n");
+    EXPECT_NE(r.exit_status, 0);
+    EXPECT_EQ(r.out.find("no error detected") == std::string::npos ||
+                  std::string(GetParam().name) == "missing_end",
+              true);
+    expect_clean(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, Misuse,
+    ::testing::Values(
+        MisuseCase{"bad_pid", "BSPlib error: bsp_put on process 1: bad pid 3 (nprocs is 3)"},
+        MisuseCase{"unregistered",
+                   "BSPlib error: bsp_get on process 2: source area is not registered (never "
+                   "registered, or deregistered by bsp_pop_reg)"},
+        MisuseCase{"out_of_bounds",
+                   "BSPlib error: bsp_put on process 0: offset 4 + 8 bytes is outside the 8 "
+                   "bytes of the destination area registered by process 1"},
+        MisuseCase{"negative_offset", "BSPlib error: bsp_hpget on process 2: negative offset -4"},
+        MisuseCase{"reg_mismatch",
+                   "BSPlib error: bsp_sync on process 2: registration mismatch: process 2 called "
+                   "bsp_push_reg 1 time in this superstep but process 0 called it 0 times"},
+        MisuseCase{"pop_mismatch",
+                   "BSPlib error: bsp_sync on process 1: registration mismatch: the 1st "
+                   "bsp_pop_reg of process 1 deregisters registration slot 0, that of process "
+                   "0 slot 1 (registrations are matched by the order of bsp_push_reg calls)"},
+        MisuseCase{"popped",
+                   "BSPlib error: bsp_put on process 2: destination area is not registered "
+                   "(never registered, or deregistered by bsp_pop_reg)"},
+        MisuseCase{"tagsize_mismatch",
+                   "BSPlib error: bsp_sync on process 2: tag size mismatch: in this superstep "
+                   "process 2 set tag size 8, process 0 set tag size 4 (bsp_set_tagsize is "
+                   "collective)"},
+        MisuseCase{"tagsize_negative",
+                   "BSPlib error: bsp_set_tag_size on process 1: negative tag size -2"},
+        MisuseCase{"move_empty", "BSPlib error: bsp_move on process 0: the message queue is empty"},
+        MisuseCase{"abort", "process 1 gives up: no solution"},
+        MisuseCase{"sync_vs_end",
+                   "BSPlib error: bsp_end on process 1: process 1 called bsp_end while process 0 "
+                   "called bsp_sync"},
+        MisuseCase{"missing_end",
+                   "BSPlib error: bsp_end on process 2: the process is ending without calling "
+                   "bsp_end"},
+        MisuseCase{"begin_twice",
+                   "BSPlib error: bsp_begin on process 0: called twice (only one "
+                   "bsp_begin/bsp_end pair is allowed)"},
+        MisuseCase{"before_begin", "BSPlib error: bsp_put: called before bsp_begin"},
+        MisuseCase{"pid_before_begin", "BSPlib error: bsp_pid: called before bsp_begin"},
+        MisuseCase{"after_end", "BSPlib error: bsp_sync on process 0: called after bsp_end"}),
+    [](const ::testing::TestParamInfo<MisuseCase> &i) { return std::string(i.param.name); });

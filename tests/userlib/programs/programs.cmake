@@ -1,0 +1,22 @@
+# BSPlib test programs (C, linked against libbsp exactly as users link) and the driver
+# that runs them as separate processes. Included from ../userlib_tests.cmake.
+set(BSP_PROG_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(BSP_TEST_PROGRAMS allsums_v1 allsums_v2 allsums_array misuse primitives)
+foreach(p ${BSP_TEST_PROGRAMS})
+  add_executable(bsptest_${p} ${BSP_PROG_DIR}/${p}.c)
+  target_link_libraries(bsptest_${p} PRIVATE bsp)
+  set_target_properties(bsptest_${p} PROPERTIES OUTPUT_NAME ${p}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
+endforeach()
+
+add_executable(userlib_program_tests
+  ${BSP_PROG_DIR}/program_runner.cpp
+  ${BSP_PROG_DIR}/program_test.cpp
+)
+target_link_libraries(userlib_program_tests PRIVATE GTest::gtest_main)
+target_compile_definitions(userlib_program_tests PRIVATE
+  BSP_PROGRAMS_DIR="${CMAKE_BINARY_DIR}/userlib-test-programs")
+foreach(p ${BSP_TEST_PROGRAMS})
+  add_dependencies(userlib_program_tests bsptest_${p})
+endforeach()
+gtest_discover_tests(userlib_program_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
