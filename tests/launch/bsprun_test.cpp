@@ -1,4 +1,5 @@
 // bsprun end to end: jobs of the probe program (tests/launch/launch_probe.cpp).
+#include <netdb.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -241,6 +242,38 @@ TEST(Bsprun, HostfileAndTcpRendezvous) {
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(sorted_lines(r.out),
               (std::vector<std::string>{"process 0 host x1 test x1", "process 1 host x2 test x2"}));
+}
+
+TEST(Bsprun, SshLaunchQuotesTheRemoteCommand) {
+    // fake_ssh/ssh runs "ssh HOST COMMAND" through sh locally, as sshd would.
+    std::string ssh = std::string(LAUNCH_TEST_SOURCE_DIR) + "/fake_ssh/ssh {host}";
+    std::string cwd = std::filesystem::current_path();
+    Result r = run({bsprun({"-n", "3", "--hosts", "h1,h2", "--launch", ssh, "--rendezvous",
+                            "tcp:127.0.0.1", PROBE_PATH, "args", "a b", "it's", "$HOME", ""})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.err, "");
+    std::vector<std::string> want;
+    for (auto [pid, host] : {std::pair{0, "h1"}, {1, "h2"}, {2, "h1"}}) {
+        want.push_back("process " + std::to_string(pid) + " in " + cwd + " on " + host +
+                       " [a b] [it's] [$HOME] []");
+    }
+    EXPECT_EQ(sorted_lines(r.out), want);
+
+    // By default an ssh launch rendezvous over TCP at this machine's host name.
+    char name[256] = {};
+    addrinfo *ai = nullptr;
+    if (::gethostname(name, sizeof name - 1) == 0 &&
+        ::getaddrinfo(name, nullptr, nullptr, &ai) == 0) {
+        ::freeaddrinfo(ai);
+        r = run({bsprun({"-n", "3", "--hosts", "h1,h2", "--launch", ssh, "-v", PROBE_PATH, "args",
+                         "a b", "it's", "$HOME", ""})});
+        expect_clean(r);
+        EXPECT_EQ(r.status, 0);
+        EXPECT_EQ(sorted_lines(r.out), want);
+        EXPECT_NE(r.err.find(std::string("rendezvous tcp:") + name + ":"), std::string::npos)
+            << r.err;
+    }
 }
 
 TEST(Bsprun, TimeLimitEndsTheJob) {

@@ -193,6 +193,19 @@ int main(int argc, char **argv) {
         s->finish();
         return 0;
     }
+    if (action == "args") {  // prints its directory and arguments, one per line
+        char cwd[4096];
+        std::string line = "process " + std::to_string(pid) + " in " +
+                           (::getcwd(cwd, sizeof cwd) ? cwd : "?") + " on " +
+                           (std::getenv("BSP_TEST_HOST") ? std::getenv("BSP_TEST_HOST") : "-");
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            line += " [" + args[i] + "]";
+        }
+        std::printf("%s\n", line.c_str());
+        gather_rounds(*s, 1);
+        s->finish();
+        return 0;
+    }
     if (action == "sleep") {  // joins, then sleeps for ever (time limit, signals)
         gather_rounds(*s, 1);
         std::printf("process %d: sleeping\n", pid);
