@@ -57,7 +57,7 @@ static void spmd(void)
     bsp_sync();
     for (i = p - 1; i >= 0; i--) {
         int tag = 10 * me + i;
-        char payload[16];
+        char payload[32];
         snprintf(payload, sizeof payload, "m%d>%d", me, i);
         bsp_send(i, &tag, payload, (int)strlen(payload) + 1);
     }
@@ -67,7 +67,7 @@ static void spmd(void)
              bytes);
     for (;;) {
         int tag = -1;
-        char payload[16];
+        char payload[32];
         bsp_get_tag(&status, &tag);
         if (status < 0)
             break;

@@ -192,3 +192,38 @@ INSTANTIATE_TEST_SUITE_P(
         MisuseCase{"pid_before_begin", "BSPlib error: bsp_pid: called before bsp_begin"},
         MisuseCase{"after_end", "BSPlib error: bsp_sync on process 0: called after bsp_end"}),
     [](const ::testing::TestParamInfo<MisuseCase> &i) { return std::string(i.param.name); });
+
+class Examples : public ::testing::TestWithParam<int> {};
+
+TEST_P(Examples, InnerProductSortMatrixVector) {
+    const int p = GetParam();
+    const std::string ps = std::to_string(p);
+    const std::vector<std::pair<std::string, std::string>> env{{"BSP_NPROCS", ps},
+                                                               {"BSP_TRANSPORT", "udp"}};
+    const std::string dir = BSP_EXAMPLES_DIR;
+    long long dot = 0;  // the exact values, computed here independently
+    for (long long i = 0; i < 100000; ++i)
+        dot += (i % 7 + 1) * (i % 5 + 1);
+    long long checksum = 0;
+    for (long long i = 0; i < 300; ++i) {
+        long long y = 0;
+        for (long long j = 0; j < 300; ++j)
+            y += ((i + 2 * j) % 11 - 5) * (j % 13 - 6);
+        checksum += (i % 17 + 1) * y;
+    }
+    auto r = run_program({dir + "/inprod", "100000"}, env);
+    EXPECT_EQ(r.out, "inner product of n=100000 on " + ps + " processes: " + std::to_string(dot) +
+                         " (correct)\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run_program({dir + "/sort", "20000"}, env);
+    EXPECT_EQ(r.out, "sorted " + std::to_string(20000 * p) + " keys on " + ps + " processes: ok\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run_program({dir + "/matvec", "300"}, env);
+    EXPECT_EQ(r.out, "y = A x for n=300 on " + ps + " processes: checksum " +
+                         std::to_string(checksum) + " (correct)\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+INSTANTIATE_TEST_SUITE_P(Procs, Examples, ::testing::Values(1, 2, 5, 8));

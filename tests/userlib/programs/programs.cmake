@@ -15,8 +15,14 @@ add_executable(userlib_program_tests
 )
 target_link_libraries(userlib_program_tests PRIVATE GTest::gtest_main)
 target_compile_definitions(userlib_program_tests PRIVATE
-  BSP_PROGRAMS_DIR="${CMAKE_BINARY_DIR}/userlib-test-programs")
+  BSP_PROGRAMS_DIR="${CMAKE_BINARY_DIR}/userlib-test-programs"
+  BSP_EXAMPLES_DIR="${CMAKE_BINARY_DIR}/examples")
 foreach(p ${BSP_TEST_PROGRAMS})
   add_dependencies(userlib_program_tests bsptest_${p})
+endforeach()
+foreach(ex inprod sort matvec)
+  if(TARGET bsp_example_${ex})
+    add_dependencies(userlib_program_tests bsp_example_${ex})
+  endif()
 endforeach()
 gtest_discover_tests(userlib_program_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
