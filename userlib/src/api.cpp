@@ -195,8 +195,7 @@ void bsp_init(void (*spmd_part)(void), int argc, char **argv) {
             s.pid = s.session->pid();
             spmd_part();
             if (s.phase == Phase::Running)
-                throw Misuse("bsp_end", s.pid,
-                             "the SPMD function returned without calling bsp_end");
+                throw Misuse("bsp_end", s.pid, "the process is ending without calling bsp_end");
             std::fflush(nullptr);
             std::exit(EXIT_SUCCESS);
         }

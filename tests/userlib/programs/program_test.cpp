@@ -16,9 +16,18 @@ std::string program(const char *name) {
     return std::string(BSP_PROGRAMS_DIR) + "/" + name;
 }
 
+// How the programs are started: directly (bsp_begin forks through spawn_local) or by
+// bsprun -n P (every process joins the job from the environment).
+bool g_use_bsprun = false;
+
 ProgramResult run(const char *name, int nprocs, std::vector<std::string> args = {},
                   std::vector<std::pair<std::string, std::string>> env = {}) {
-    std::vector<std::string> argv{program(name)};
+    std::vector<std::string> argv;
+#ifdef BSPRUN_PATH
+    if (g_use_bsprun)
+        argv = {BSPRUN_PATH, "-n", std::to_string(nprocs)};
+#endif
+    argv.push_back(program(name));
     argv.insert(argv.end(), args.begin(), args.end());
     env.emplace_back("BSP_NPROCS", std::to_string(nprocs));
     env.emplace_back("BSP_TRANSPORT", "udp");
@@ -31,6 +40,21 @@ void expect_clean(const ProgramResult &r) {
 }
 
 }  // namespace
+
+const char *const kPrimitivesOutput =
+    "[0] a = 0 201 102, got 20, hpget 10\n"
+    "[1] a = 100 0 202, got 0, hpget 20\n"
+    "[2] a = 200 101 0, got 10, hpget 0\n"
+    "[0] previous tag size 0, queue 3 messages 15 bytes: 0:m0>0 10:m1>0 20:m2>0\n"
+    "[1] previous tag size 0, queue 3 messages 15 bytes: 1:m0>1 11:m1>1 21:m2>1\n"
+    "[2] previous tag size 0, queue 3 messages 15 bytes: 2:m0>2 12:m1>2 22:m2>2\n"
+    "[0] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
+    "[1] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
+    "[2] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
+    "[0] nprocs before begin 3, time ok 1\n"
+    "[1] nprocs before begin 3, time ok 1\n"
+    "[2] nprocs before begin 3, time ok 1\n"
+    "process 0 continues alone after bsp_end\n";
 
 class SeedPrograms : public ::testing::TestWithParam<int> {};
 
@@ -80,20 +104,7 @@ INSTANTIATE_TEST_SUITE_P(Procs, SeedPrograms, ::testing::Values(1, 2, 3, 4, 8));
 
 TEST(Programs, EveryPrimitiveInInitMode) {
     auto r = run("primitives", 3);
-    EXPECT_EQ(r.out,
-              "[0] a = 0 201 102, got 20, hpget 10\n"
-              "[1] a = 100 0 202, got 0, hpget 20\n"
-              "[2] a = 200 101 0, got 10, hpget 0\n"
-              "[0] previous tag size 0, queue 3 messages 15 bytes: 0:m0>0 10:m1>0 20:m2>0\n"
-              "[1] previous tag size 0, queue 3 messages 15 bytes: 1:m0>1 11:m1>1 21:m2>1\n"
-              "[2] previous tag size 0, queue 3 messages 15 bytes: 2:m0>2 12:m1>2 22:m2>2\n"
-              "[0] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
-              "[1] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
-              "[2] hpmove 3 then -1, bsmp_info 0 0, previous tag size 4\n"
-              "[0] nprocs before begin 3, time ok 1\n"
-              "[1] nprocs before begin 3, time ok 1\n"
-              "[2] nprocs before begin 3, time ok 1\n"
-              "process 0 continues alone after bsp_end\n");
+    EXPECT_EQ(r.out, kPrimitivesOutput);
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
@@ -227,3 +238,65 @@ TEST_P(Examples, InnerProductSortMatrixVector) {
     expect_clean(r);
 }
 INSTANTIATE_TEST_SUITE_P(Procs, Examples, ::testing::Values(1, 2, 5, 8));
+
+// The same programs, started by bsprun: the environment a launcher gives.
+class UnderBsprun : public ::testing::Test {
+  protected:
+    void SetUp() override {
+#ifndef BSPRUN_PATH
+        GTEST_SKIP() << "bsprun is not part of this build";
+#endif
+        g_use_bsprun = true;
+    }
+    void TearDown() override {
+        g_use_bsprun = false;
+    }
+};
+
+TEST_F(UnderBsprun, SeedProgramsAndPrimitives) {
+    auto r = run("allsums_array", 4);
+    std::string want;
+    for (int i = 0; i < 4; ++i) {
+        want += "On process " + std::to_string(i) + ": ";
+        for (int j = 1; j <= 100; ++j)
+            want += std::to_string(100 * i + j) + " ";
+        want += "\n";
+    }
+    EXPECT_EQ(r.out, want);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run("primitives", 3);
+    EXPECT_EQ(r.out, kPrimitivesOutput);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST_F(UnderBsprun, MisuseEndsTheJobWithOneMessage) {
+    auto r = run("misuse", 3, {"out_of_bounds"});
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_put on process 0: offset 4 + 8 bytes is outside the 8 bytes of "
+              "the destination area registered by process 1\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+    r = run("misuse", 3, {"missing_end"});
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_end on process 2: the process is ending without calling "
+              "bsp_end\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+    r = run("misuse", 3, {"abort"});
+    EXPECT_EQ(r.err, "process 1 gives up: no solution\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST_F(UnderBsprun, TooManyProcessesForBspBegin) {
+    auto r = run("misuse", 4, {"bad_pid"});  // misuse.c calls bsp_begin(3)
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_begin on process 0: the job has 4 processes but bsp_begin "
+              "asked for at most 3\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}

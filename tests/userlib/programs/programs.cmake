@@ -26,3 +26,13 @@ foreach(ex inprod sort matvec)
   endif()
 endforeach()
 gtest_discover_tests(userlib_program_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
+
+# Also run the programs under bsprun (launcher engineer's tools/bsprun) when it is part
+# of the build; tools/ is configured after userlib/, hence the deferred call.
+function(bsp_userlib_tests_use_bsprun)
+  if(TARGET bsprun)
+    target_compile_definitions(userlib_program_tests PRIVATE BSPRUN_PATH="$<TARGET_FILE:bsprun>")
+    add_dependencies(userlib_program_tests bsprun)
+  endif()
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL bsp_userlib_tests_use_bsprun)
