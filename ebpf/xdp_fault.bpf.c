@@ -46,41 +46,55 @@ static __always_inline int rule_decides_drop(struct bsp_fault_slot *st, __u32 wo
 	return drop;
 }
 
+/*
+ * Returns 1 when rule @i drops this frame. A global (not inlined) function is
+ * verified once on its own, so the rule loop below stays cheap to verify.
+ */
+__noinline int bsp_fault_rule_drops(struct xdp_md *ctx, __u32 i)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct bsp_fault_slot *st;
+	__u32 off, word = 0;
+	__u8 *p;
+
+	st = bpf_map_lookup_elem(&rules, &i);
+	if (!st || !st->rule.enabled)
+		return 0;
+	if (st->rule.mask) {
+		off = st->rule.offset & 0xfff;
+		p = (__u8 *)data + sizeof(struct ethhdr) + off;
+		if ((void *)(p + 4) > data_end)
+			return 0;
+		word = ((__u32)p[0] << 24) | ((__u32)p[1] << 16) |
+		       ((__u32)p[2] << 8) | p[3];
+	}
+	return rule_decides_drop(st, word);
+}
+
 SEC("xdp")
 int xdp_bsp_fault(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	__u8 *bsp = (__u8 *)(eth + 1);
 	struct bsp_fault_slot *global;
 	__u32 key = BSP_FAULT_GLOBAL;
 	int drop = 0;
 	__u32 i;
 
-	if ((void *)bsp > data_end || eth->h_proto != bpf_htons(ETH_P_BSP))
+	if ((void *)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_BSP))
 		return XDP_PASS;
 
 	global = bpf_map_lookup_elem(&rules, &key);
 	if (!global)
 		return XDP_PASS;
 
-	for (i = 0; i < BSP_FAULT_MAX_RULES && !drop; i++) {
-		struct bsp_fault_slot *st = bpf_map_lookup_elem(&rules, &i);
-		__u32 off, word = 0;
-		__u8 *p;
-
-		if (!st || !st->rule.enabled)
-			continue;
-		off = st->rule.offset & 0xfff;
-		p = bsp + off;
-		if (st->rule.mask) {
-			if ((void *)(p + 4) > data_end)
-				continue;
-			word = ((__u32)p[0] << 24) | ((__u32)p[1] << 16) |
-			       ((__u32)p[2] << 8) | p[3];
+	for (i = 0; i < BSP_FAULT_MAX_RULES; i++) {
+		if (bsp_fault_rule_drops(ctx, i)) {
+			drop = 1;
+			break;
 		}
-		drop = rule_decides_drop(st, word);
 	}
 
 	bpf_spin_lock(&global->lock);

@@ -135,7 +135,7 @@ stage_vm() {
 	banner "vm: QEMU integration cases (tests/vm/run-vm)"
 	local out line p f rc
 	mkdir -p "$build"
-	tests/vm/run-vm 2>&1 | tee "$build/vm-check.log"
+	tests/vm/run-vm --keep-going 2>&1 | tee "$build/vm-check.log"
 	rc=${PIPESTATUS[0]}
 	out=$(cat "$build/vm-check.log")
 	line=$(grep -E '^([A-Za-z-]+: *)?[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)

@@ -16,6 +16,7 @@
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -87,7 +88,18 @@ struct SkelDeleter {
     void operator()(xdp_fault *s) const { xdp_fault__destroy(s); }
 };
 
+// "ip netns exec" remounts /sys, which hides bpffs: say so instead of failing to pin.
+void require_bpffs() {
+    constexpr long kBpfFsMagic = 0xcafe4a11;
+    struct statfs fs {};
+    if (statfs("/sys/fs/bpf", &fs) != 0 || fs.f_type != kBpfFsMagic)
+        throw Error(
+            "bpffs is not mounted at /sys/fs/bpf (note: 'ip netns exec' remounts /sys; "
+            "join the namespace with 'nsenter --net=/run/netns/NAME' instead)");
+}
+
 void cmd_attach(const std::string &dev, bool skb_mode) {
+    require_bpffs();
     unsigned ifindex = ifindex_of(dev);
     std::unique_ptr<xdp_fault, SkelDeleter> skel(xdp_fault__open_and_load());
     if (!skel)
@@ -110,6 +122,7 @@ void cmd_attach(const std::string &dev, bool skb_mode) {
 }
 
 int open_rules(const std::string &dev) {
+    require_bpffs();
     std::string path = pin_path(ifindex_of(dev));
     int fd = bpf_obj_get(path.c_str());
     if (fd < 0)

@@ -29,23 +29,27 @@ expect_fail in_n1 "$tool" rule nosuchdev 0
 
 ready=/tmp/ebpf_fault.ready
 rm -f "$ready"
-in_n1 /usr/bin/python3 "$frames" recv eth0 2 "$ready" >/tmp/ebpf_fault.seqs &
+in_n1 /usr/bin/python3 "$frames" recv eth0 20 "$ready" 99 >/tmp/ebpf_fault.seqs &
 rx=$!
-for _ in $(seq 50); do [ -e "$ready" ] && break; sleep 0.1; done
+for _ in $(seq 300); do
+	[ -e "$ready" ] && break
+	kill -0 "$rx" 2>/dev/null || fail "receiver exited early"
+	sleep 0.1
+done
 [ -e "$ready" ] || fail "receiver did not start"
 topo_exec 0 /usr/bin/python3 "$frames" send eth0 "$(topo_mac 1 0)" 100 ||
 	fail "sending frames failed"
 wait "$rx" || fail "receiver failed"
-
-expected=$( (seq 0 9; seq 20 49; seq 51 99) | tr '\n' ' ')
-got=$(sort -n /tmp/ebpf_fault.seqs | tr '\n' ' ')
-expect_eq "$got" "$expected" "sequence numbers that passed the injector"
 
 stats=$(in_n1 "$tool" stats eth0) || fail "stats failed"
 log "$stats"
 expect_eq "$(grep '^total' <<<"$stats")" "total seen=100 dropped=11" "global counters"
 expect_eq "$(grep '^rule 0 ' <<<"$stats")" "rule 0 matched=100 dropped=10" "rule 0 counters"
 expect_eq "$(grep '^rule 1 ' <<<"$stats")" "rule 1 matched=1 dropped=1" "rule 1 counters"
+
+expected=$( (seq 0 9; seq 20 49; seq 51 99) | tr '\n' ' ')
+got=$(sort -n /tmp/ebpf_fault.seqs | tr '\n' ' ')
+expect_eq "$got" "$expected" "sequence numbers that passed the injector"
 
 # IP traffic is untouched while the injector is attached.
 expect_ok topo_exec 0 ping -c 2 -W 2 "$(topo_ip 1 0)"
