@@ -10,7 +10,16 @@
 u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_rrail *rr)
 {
 	(void)ep;
-	return rr->ooo ? rr->eoh : rr->rcv_nxt;
+	/*
+	 * A control packet on a rail travels behind the DATA packets sent
+	 * before it (rails are FIFO), so every number below the sender's
+	 * snd_nxt it carried (hint_nxt) that has not arrived is lost.
+	 */
+	if (rr->ooo)
+		return rr->eoh;
+	if (bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt))
+		return rr->hint_nxt;
+	return rr->rcv_nxt;
 }
 
 void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample)
@@ -43,7 +52,7 @@ void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
 }
 
 u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
-		u32 eoh, enum bspe_cause cause, int tail, u64 now)
+		u32 eoh, enum bspe_cause cause, u64 now)
 {
 	struct bspe_srail *sr = &ch->srail[rail];
 	u32 s, sent = 0;
@@ -71,11 +80,7 @@ u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
 		sr->ackreq_pending = 0;
 	/* Hole filling: resend [ack, eoh), none twice within one RTT. */
 	for (s = ack; bspe_seq_lt(s, eoh); s++)
-		sent += bspe_emit_retx(ep, ch, rail, s, cause, 1, now);
-	/* Prod or probe answer without a hole: the tail is missing. */
-	if (tail && eoh == ack)
-		for (s = ack; s != sr->snd_nxt; s++)
-			sent += bspe_emit_retx(ep, ch, rail, s, cause, 0, now);
+		sent += bspe_emit_retx(ep, ch, rail, s, cause, now);
 	return sent;
 }
 

@@ -190,7 +190,7 @@ u32 bspe_live_count(const struct bspe_chan *ch);
 void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_push_all(struct bspe_ep *ep, u64 now);
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, int certain, u64 now);
+		   u32 seq, enum bspe_cause cause, u64 now);
 void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 		    struct bspe_hdr *h, u8 type, u16 flags, u8 rail,
 		    u8 ack_rail);
@@ -201,7 +201,7 @@ void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status);
 /* bspe_ack.c */
 u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_rrail *rr);
 u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
-		u32 eoh, enum bspe_cause cause, int tail, u64 now);
+		u32 eoh, enum bspe_cause cause, u64 now);
 void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now);
 void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
 		      struct bspe_srail *sr, struct bspe_spkt *p, u64 now);

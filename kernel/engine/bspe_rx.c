@@ -174,14 +174,14 @@ static int bspe_check(const struct bspe_ep *ep, const void *pkt, u32 len,
 {
 	if (len < (u32)BSPE_HDR_LEN + k->payload_len)
 		return BSPE_DROP_TRUNCATED;
+	if (k->flags & ~BSPE_F_ALL)
+		return BSPE_DROP_FLAGS;
 	if (k->flags & BSPE_F_CSUM) {
 		if (!bspe_csum_ok(pkt, BSPE_HDR_LEN + k->payload_len))
 			return BSPE_DROP_CSUM;
 	} else if (ep->cfg.flags & BSPE_CFG_REQUIRE_CSUM) {
 		return BSPE_DROP_CSUM;
 	}
-	if (k->flags & ~BSPE_F_ALL)
-		return BSPE_DROP_FLAGS;
 	if (k->dst_node != ep->cfg.node || k->dst_port != ep->cfg.port)
 		return BSPE_DROP_ADDR;
 	if (k->rail >= ep->cfg.nrails || k->ack_rail >= ep->cfg.nrails)
@@ -278,6 +278,9 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	if (k->seq - rr->rcv_nxt >= ep->cfg.rcv_wnd)
 		return bspe_drop(st, BSPE_DROP_SEQ_WINDOW, -ENOBUFS);
 	if (bspe_seq_lt(k->msg_id, ch->rcv_next_msg)) {
+		/* A sender resends only its last msg_wnd messages. */
+		if (ch->rcv_next_msg - k->msg_id > ep->cfg.msg_wnd)
+			return bspe_drop(st, BSPE_DROP_MSG_WINDOW, -ENOBUFS);
 		bspe_rcv_mark(ep, rr, k->seq);
 		goto dup;
 	}
@@ -347,16 +350,13 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 {
 	struct bspe_srail *sr = &ch->srail[k->ack_rail];
 	enum bspe_cause cause = BSPE_CAUSE_HOLE;
-	int tail = 0;
 	u32 sent;
 
 	if (k->type == BSPE_T_PROD) {
 		cause = BSPE_CAUSE_PROD;
-		tail = 1;
 	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
 		   sr->probes) {
 		cause = BSPE_CAUSE_TIMEOUT;
-		tail = 1;
 		bspe_rtt_sample(ep, ch, now - sr->probe_time);
 		sr->probes = 0;
 	} else if (k->type == BSPE_T_ACK && !(k->flags & BSPE_F_REPLY) &&
@@ -364,8 +364,7 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		   bspe_seq_lt(sr->ackreq_seq, k->ack)) {
 		bspe_rtt_sample(ep, ch, now - sr->ackreq_time);
 	}
-	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, k->eoh, cause, tail,
-			   now);
+	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, k->eoh, cause, now);
 	if (k->type == BSPE_T_PROD && !sent)
 		ch->rrail[k->ack_rail].reply_now = 1;
 }

@@ -142,7 +142,7 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 }
 
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, int certain, u64 now)
+		   u32 seq, enum bspe_cause cause, u64 now)
 {
 	struct bspe_spkt *p = &ch->srail[rail].ring[seq % ep->cfg.snd_wnd];
 	struct bspe_stats *st = &ch->st[rail];
@@ -151,11 +151,11 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	if (p->state != BSPE_SPKT_OUT || !(ch->rail_up & (1u << rail)))
 		return 0;
 	/*
-	 * A packet known lost (a later one arrived on its FIFO rail) is
-	 * resent at once the first time; otherwise it may still be in
-	 * flight, and no packet is resent twice within one round trip.
+	 * A hole is certain (a later packet, or a control packet, arrived
+	 * behind it on its FIFO rail): resend at once the first time, but
+	 * never twice within one round trip (stale information).
 	 */
-	if ((!certain || p->ntx > 1) && now - p->last_tx < ch->srtt)
+	if (p->ntx > 1 && now - p->last_tx < ch->srtt)
 		return 0;
 	if (p->ntx < 255)
 		p->ntx++;
@@ -321,7 +321,8 @@ void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 				return;
 			progress |= bspe_push_one(ep, ch, q, now);
 		}
-		ch->tx_rr = (u8)((ch->tx_rr + 1) % n);
+		if (progress)
+			ch->tx_rr = (u8)((ch->tx_rr + 1) % n);
 	}
 }
 

@@ -409,6 +409,8 @@ void Sim::run_until(uint64_t t) {
         q_.pop();
         now_ = std::max(now_, e.t);
         e.fn();
+        if (after_event)
+            after_event();
     }
     now_ = std::max(now_, t);
 }
@@ -419,6 +421,8 @@ bool Sim::run_until_idle(uint64_t horizon) {
         q_.pop();
         now_ = std::max(now_, e.t);
         e.fn();
+        if (after_event)
+            after_event();
     }
     return q_.empty();
 }

@@ -181,6 +181,8 @@ class Sim {
     std::function<bool(const WirePkt &)> drop_filter;
     // Tests: observe every packet put on the wire (before faults).
     std::function<void(const WirePkt &)> tap;
+    // Tests: called after every event (invariant checks).
+    std::function<void()> after_event;
 
     const WireStats &wire() const { return wire_; }
     // Every message sent so far was delivered exactly once, intact, in per-pair order, and
