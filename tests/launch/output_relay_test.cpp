@@ -36,7 +36,7 @@ void put(Pipe &p, std::string_view s) {
 
 TEST(OutputRelay, WholeLinesWithLabels) {
     Pipe in, out;
-    OutputRelay relay(std::move(in.r), out.w.get(), "[3] ");
+    OutputRelay relay(std::move(in.r), out.w.get(), "[3] ");  // whole lines only
     put(in, "one\ntw");
     relay.on_readable();
     EXPECT_EQ(out.drain(), "[3] one\n");
@@ -44,7 +44,7 @@ TEST(OutputRelay, WholeLinesWithLabels) {
     relay.on_readable();
     EXPECT_EQ(out.drain(), "[3] two\n");
     OutputRelay::Clock::time_point due;
-    EXPECT_TRUE(relay.partial_due(due));
+    EXPECT_FALSE(relay.partial_due(due));
     in.w.reset();
     relay.on_readable();  // end of file: the rest, completed with a newline
     EXPECT_FALSE(relay.open());
@@ -53,10 +53,12 @@ TEST(OutputRelay, WholeLinesWithLabels) {
 
 TEST(OutputRelay, PartialLineIsWrittenWhenDueAndContinuedWithoutLabel) {
     Pipe in, out;
-    OutputRelay relay(std::move(in.r), out.w.get(), "[0] ");
+    OutputRelay relay(std::move(in.r), out.w.get(), "[0] ", true);
     put(in, "How many? ");
     relay.on_readable();
     EXPECT_EQ(out.drain(), "");
+    OutputRelay::Clock::time_point due;
+    EXPECT_TRUE(relay.partial_due(due));
     relay.flush_partial();
     EXPECT_EQ(out.drain(), "[0] How many? ");
     put(in, "4\nnext\n");

@@ -19,8 +19,8 @@ void write_all(int fd, std::string_view text) {
     }
 }
 
-OutputRelay::OutputRelay(bsp::launch::UniqueFd from, int to, std::string prefix)
-    : from_(std::move(from)), to_(to), prefix_(std::move(prefix)) {}
+OutputRelay::OutputRelay(bsp::launch::UniqueFd from, int to, std::string prefix, bool early_partial)
+    : from_(std::move(from)), to_(to), prefix_(std::move(prefix)), early_partial_(early_partial) {}
 
 void OutputRelay::emit(std::string_view text) {
     std::string out;
@@ -64,7 +64,7 @@ void OutputRelay::on_readable() {
 }
 
 bool OutputRelay::partial_due(Clock::time_point &when) const {
-    if (pending_.empty()) {
+    if (!early_partial_ || pending_.empty()) {
         return false;
     }
     when = pending_since_ + kPartialLineDelay;

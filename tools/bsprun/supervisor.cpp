@@ -314,7 +314,9 @@ bool Supervisor::start(Child &child, UniqueFd stdin_fd) {
         n = ::read(exec_r.get(), &err, sizeof err);
     } while (n < 0 && errno == EINTR);
     std::string prefix = options_.label ? "[" + std::to_string(child.command.pid) + "] " : "";
-    child.out = std::make_unique<OutputRelay>(std::move(out_r), STDOUT_FILENO, prefix);
+    // Whole lines only, except process 0's prompts when output is not labelled.
+    bool prompts = child.command.pid == 0 && !options_.label;
+    child.out = std::make_unique<OutputRelay>(std::move(out_r), STDOUT_FILENO, prefix, prompts);
     child.err = std::make_unique<OutputRelay>(std::move(err_r), STDERR_FILENO, prefix);
     if (n == sizeof err) {
         end_job({child.command.pid, 127,

@@ -82,7 +82,7 @@ class InProcessCoordinator final : public SessionCompanion {
         thread_.wait_done(std::chrono::steady_clock::now() + std::chrono::seconds(5));
         thread_.stop();
     }
-    void before_exit() override { thread_.request_stop(); }
+    void before_exit() override { thread_.stop(); }
 
   private:
     CoordinatorThread thread_;

@@ -113,7 +113,7 @@ class SpawnParent final : public SessionCompanion {
     void before_exit() override {
         // The children were told (they are told before pid 0); let them flush and end.
         children_->reap_all(Clock::now() + std::chrono::seconds(2));
-        thread_.request_stop();
+        thread_.stop();
     }
 
   private:
