@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the af_bsp VM cases (tests/vm/cases/kernel_*.sh), sourced
+# after tests/vm/lib/assert.sh:
+#
+#   . "$BSPVM_REPO/tests/kernel/vmlib.sh"
+#
+# ktest_bin NAME        path of a guest test program of tests/kernel/
+# bsp_nodes N R [MTU]   N node namespaces n0..n{N-1}, R rails: bridge
+#                       rail<r> in the root namespace, veth n<i>r<r> per
+#                       node and rail (eth<r> inside the node), a bsp0
+#                       master per node with its rails enslaved in order,
+#                       node id i+1; removed at case exit
+# bsp_wait_peers N      wait (bounded) until every node sees N-1 peers on
+#                       every rail
+# slab_total            sum of active objects * object size of all caches
+
+# The directories test programs are built into: the superproject's
+# build/default (make all), or a private build/<name> of the same layout.
+ktest_bin()
+{
+	local d
+
+	for d in "$BSPVM_REPO"/build/default/kernel "$BSPVM_REPO"/build/*/kernel; do
+		if [ -x "$d/$1" ]; then
+			echo "$d/$1"
+			return 0
+		fi
+	done
+	fail "test program $1 not built (make all, or cmake --build build/default)"
+}
+
+BSP_NODES=0
+BSP_RAILS=0
+
+bsp_nodes_cleanup()
+{
+	local i r
+
+	for ((i = 0; i < BSP_NODES; i++)); do
+		ip netns del "n$i" 2>/dev/null
+	done
+	for ((r = 0; r < BSP_RAILS; r++)); do
+		ip link del "rail$r" 2>/dev/null
+	done
+	return 0
+}
+
+bsp_nodes()
+{
+	local n=$1 rails=$2 mtu=${3:-1500} i r
+
+	BSP_NODES=$n
+	BSP_RAILS=$rails
+	on_exit bsp_nodes_cleanup
+	modprobe veth || fail "modprobe veth"
+	modprobe bridge || fail "modprobe bridge"
+	for ((r = 0; r < rails; r++)); do
+		ip link add "rail$r" type bridge || fail "bridge rail$r"
+		ip link set "rail$r" mtu "$mtu" up
+		# no STP/learning delays: forward at once
+		echo 0 >"/sys/class/net/rail$r/bridge/forward_delay" 2>/dev/null
+	done
+	for ((i = 0; i < n; i++)); do
+		ip netns add "n$i" || fail "netns n$i"
+		ip -n "n$i" link set lo up
+		ip netns exec "n$i" sysctl -qw net.bsp.node_id=$((i + 1)) ||
+			fail "net.bsp.node_id in n$i"
+		ip -n "n$i" link add bsp0 type bsp || fail "ip link add bsp0 type bsp in n$i"
+		for ((r = 0; r < rails; r++)); do
+			ip link add "n${i}r$r" mtu "$mtu" type veth peer name "eth$r" mtu "$mtu" netns "n$i" ||
+				fail "veth n${i}r$r"
+			ip link set "n${i}r$r" master "rail$r" up
+			ip -n "n$i" link set "eth$r" master bsp0 || fail "enslave eth$r in n$i"
+			ip -n "n$i" link set "eth$r" up
+		done
+		ip -n "n$i" link set bsp0 up
+	done
+}
+
+bsp_wait_peers()
+{
+	local want=$1 i r t got
+
+	for ((t = 0; t < 100; t++)); do
+		got=1
+		for ((i = 0; i < BSP_NODES && got; i++)); do
+			for ((r = 0; r < BSP_RAILS; r++)); do
+				c=$(ip netns exec "n$i" awk -v r="$r" 'NR > 2 && $2 == r && $4 == "up"' \
+					/proc/net/af_bsp/peers | wc -l)
+				if [ "$c" -ne "$want" ]; then
+					got=0
+					break
+				fi
+			done
+		done
+		[ "$got" = 1 ] && return 0
+		sleep 0.1
+	done
+	for ((i = 0; i < BSP_NODES; i++)); do
+		echo "n$i:"
+		ip netns exec "n$i" cat /proc/net/af_bsp/peers
+	done
+	fail "nodes did not discover $want peers on every rail within 10 s"
+}
+
+slab_total()
+{
+	awk 'NR > 2 { s += $2 * $4 } END { print s }' /proc/slabinfo
+}
