@@ -66,6 +66,21 @@ leftovers()
 	[ ${#found[@]} -gt 0 ] && echo "${found[*]}"
 }
 
+# leftover_processes PGID: processes the case left running in its process
+# group; prints them and kills them.
+leftover_processes()
+{
+	local pgid=$1 list
+
+	[[ "$pgid" =~ ^[0-9]+$ ]] || return 0
+	list=$(ps -e -o pgid=,pid=,args= 2>/dev/null |
+		awk -v g="$pgid" '$1 == g { $1 = ""; sub(/^ /, ""); print }' |
+		tr '\n' ',' | sed 's/,$//')
+	[ -n "$list" ] || return 0
+	kill -KILL -- "-$pgid" 2>/dev/null
+	echo "$list"
+}
+
 record()
 {
 	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$RUNDIR/results"
@@ -93,8 +108,12 @@ while IFS=$'\t' read -r name path <&3; do
 	scratch=/tmp/bspvm/$name
 	mkdir -p "$scratch"
 	start=$(date +%s)
+	pgidfile=/tmp/bspvm/.pgid-$name
 	(
 		cd "$BSPVM_REPO" || exit 1
+		# timeout(1) makes itself a process group leader: this pid is
+		# the process group of everything the case starts.
+		echo "$BASHPID" >"$pgidfile"
 		exec env BSPVM_REPO="$BSPVM_REPO" BSPVM_KVER="$BSPVM_KVER" \
 			BSPVM_CASE="$name" BSPVM_SCRATCH="$scratch" \
 			BSPVM_VERBOSE="$BSPVM_VERBOSE" TMPDIR="$scratch" \
@@ -112,6 +131,11 @@ while IFS=$'\t' read -r name path <&3; do
 	*) st=FAIL why="exit status $rc" ;;
 	esac
 	left=$(leftovers)
+	procs=$(leftover_processes "$(cat "$pgidfile")")
+	if [ -n "$procs" ]; then
+		left="${left:+$left }processes: $procs"
+	fi
+	rm -f "$pgidfile"
 	if [ -n "$left" ]; then
 		st=FAIL
 		why="${why:+$why; }left behind: $left"
@@ -120,7 +144,7 @@ while IFS=$'\t' read -r name path <&3; do
 	if [ -n "$splat" ]; then
 		st=FAIL
 		why="${why:+$why; }kernel splat"
-		echo "[$name] kernel log splat while the case ran:"
+		echo "[$name] kernel log splat while the case ran (all of it: $RUNDIR/$name.dmesg):"
 		printf '%s\n' "$splat" | sed "s/^/[$name]     /"
 	fi
 	if [ "$BSPVM_VERBOSE" = 1 ] && [ -s "$RUNDIR/$name.dmesg" ]; then
