@@ -293,6 +293,31 @@ TEST(Bsprun, SigtermIsForwardedAndEndsTheJob) {
     EXPECT_EQ(r.err, "bsprun: received TERM; job ended\n");
 }
 
+TEST(Bsprun, SigintIsForwardedAndEndsTheJob) {
+    Spec s{bsprun({"-n", "2", PROBE_PATH, "sleep"})};
+    s.signal_when = [](const std::string &out) { return sorted_lines(out).size() == 2; };
+    s.signal = SIGINT;
+    Result r = run(s);
+    expect_clean(r);
+    EXPECT_EQ(r.status, 128 + SIGINT);
+    EXPECT_EQ(r.err, "bsprun: received INT; job ended\n");
+}
+
+TEST(Bsprun, ProcessesDieWithAKilledBsprun) {
+    // bsprun gets no chance to clean up: PR_SET_PDEATHSIG ends its processes.
+    std::filesystem::path tmp =
+        std::filesystem::temp_directory_path() / ("bsprun-killed-" + std::to_string(::getpid()));
+    std::filesystem::create_directory(tmp);
+    Spec s{bsprun({"-n", "3", PROBE_PATH, "sleep"})};
+    s.env = {"TMPDIR=" + tmp.string()};
+    s.signal_when = [](const std::string &out) { return sorted_lines(out).size() == 3; };
+    s.signal = SIGKILL;
+    Result r = run(s);
+    std::filesystem::remove_all(tmp);
+    expect_clean(r);
+    EXPECT_EQ(r.status, 128 + SIGKILL);
+}
+
 TEST(Bsprun, NoOrphanIsLeftBehind) {
     Result r = run({bsprun({"-n", "3", "--grace", "1", PROBE_PATH, "orphan", "1"})});
     expect_clean(r);
