@@ -14,6 +14,7 @@
 #include <linux/etherdevice.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/seq_file_net.h>
 #include <net/net_namespace.h>
 
 #include "af_bsp.h"
@@ -36,7 +37,7 @@ static const char * const bsp_drop_names[__BSP_DROP_MAX] = {
 
 static struct bsp_net *bsp_seq_net(struct seq_file *seq)
 {
-	return bsp_pernet(seq_file_net(seq));
+	return bsp_pernet(seq_file_single_net(seq));
 }
 
 static int bsp_sockets_show(struct seq_file *seq, void *v)
@@ -116,7 +117,7 @@ static int bsp_stats_show(struct seq_file *seq, void *v)
 /* Writes to /proc/net/af_bsp/peers: static peer configuration. */
 static int bsp_peers_write(struct file *file, char *buf, size_t size)
 {
-	struct net *net = seq_file_net(file->private_data);
+	struct net *net = seq_file_single_net(file->private_data);
 	struct bsp_net *bn = bsp_pernet(net);
 	unsigned int node, rail, mtu = ETH_DATA_LEN;
 	u8 mac[ETH_ALEN];
