@@ -325,6 +325,20 @@ TEST(Bsprun, NoOrphanIsLeftBehind) {
     EXPECT_EQ(r.err, "probe: process 1 aborts with a child running\n");
 }
 
+TEST(Bsprun, ProcessWithAnotherJobTokenIsRefused) {
+    // A process presenting another job's token is refused with a clear error, and ends
+    // this job like any process that leaves before joining.
+    Result r = run({bsprun({"-n", "2", PROBE_PATH, "badtoken", "1"})});
+    expect_clean(r);
+    EXPECT_EQ(r.status, 2);
+    std::regex want(
+        "bsprun: refused a control connection that is not from this job\n"
+        "launch_probe: bsp: process 1: the job coordinator at unix:\\S+/control refused this "
+        "process \\(another job's coordinator, or a wrong BSP_JOB\\)\n"
+        "bsprun: process 1 exited with status 2 before joining the job\n");
+    EXPECT_TRUE(std::regex_match(r.err, want)) << r.err;
+}
+
 TEST(Bsprun, RunsProgramsThatAreNotBspPrograms) {
     Result r = run({bsprun({"-n", "3", "/bin/echo", "hi"})});
     expect_clean(r);

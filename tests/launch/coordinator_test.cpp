@@ -35,11 +35,18 @@ class FakeProcess {
     void send(wire::Type t, const std::vector<std::byte> &body) {
         ASSERT_TRUE(wire::send_message(fd_.get(), t, body));
     }
-    // The next message, or nullopt if there is none (yet) or the connection closed.
+    // The next message after the welcome, or nullopt if there is none (yet) or the
+    // connection closed.
     std::optional<wire::Message> receive() {
         reader_.fill(fd_.get());
-        return reader_.next();
+        auto m = reader_.next();
+        if (m && m->type == wire::Type::welcome) {
+            ++welcomes;
+            m = reader_.next();
+        }
+        return m;
     }
+    int welcomes = 0;
     bool closed_by_peer() {
         char c;
         return ::recv(fd_.get(), &c, 1, MSG_DONTWAIT | MSG_PEEK) == 0;
@@ -197,11 +204,19 @@ TEST_F(CoordinatorTest, ConnectionWithoutHelloClosingIsNotALoss) {
     EXPECT_EQ(coordinator->state(), Coordinator::State::running);
 }
 
+TEST_F(CoordinatorTest, JoinedProcessesAreWelcomed) {
+    make(2);
+    procs[1].hello(1, 2);
+    pump();
+    EXPECT_FALSE(procs[1].receive());
+    EXPECT_EQ(procs[1].welcomes, 1);
+}
+
 TEST_F(CoordinatorTest, StrangersAreRefused) {
     make(2);
     procs[2].hello(0, 2, "wrong-token");
     pump();
-    EXPECT_TRUE(procs[2].closed_by_peer());
+    EXPECT_TRUE(procs[2].closed_by_peer()) << "closed without a welcome";
     EXPECT_EQ(coordinator->state(), Coordinator::State::running);
     EXPECT_FALSE(coordinator->has_joined(0));
 }

@@ -76,6 +76,13 @@ int main(int argc, char **argv) {
         }
         action = "gather";
     }
+    if (action == "badtoken") {  // badtoken K: K presents a wrong job token
+        const char *me = std::getenv("BSP_PID");
+        if (me != nullptr && std::atoi(me) == arg(1)) {
+            ::setenv("BSP_JOB", "0123456789abcdef0123456789abcdef", 1);
+        }
+        action = "gather";
+    }
     std::unique_ptr<Session> s;
     try {
         s = Session::join_from_environment();
@@ -94,7 +101,7 @@ int main(int argc, char **argv) {
     const int nprocs = s->nprocs();
 
     if (action == "gather") {
-        int rounds = args[0] == "nojoin" ? 1 : arg(1);
+        int rounds = args[0] == "nojoin" || args[0] == "badtoken" ? 1 : arg(1);
         if (gather_rounds(*s, rounds) != 0) {
             s->abort("probe: allgather check failed");
         }

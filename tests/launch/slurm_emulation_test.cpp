@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "process_harness.hpp"
+#include "rendezvous_address.hpp"
 
 namespace {
 
@@ -95,6 +96,48 @@ TEST(SlurmEmulation, DeadTaskEndsTheJob) {
     EXPECT_EQ(results[1].err, "");
 }
 
+TEST(SlurmEmulation, SingleTaskNeedsNoPort) {
+    // The derived port is taken by someone else: a one-task step does not care.
+    auto specs = tasks(1, {"gather", "2"}, {"BSP_RENDEZVOUS=tcp:localhost:1"});
+    auto results = run_all(specs);
+    expect_clean(results);
+    EXPECT_EQ(results[0].status, 0) << results[0].err;
+    EXPECT_EQ(results[0].out, "process 0 of 1: 2 rounds ok\n");
+}
+
+TEST(SlurmEmulation, TakenPortIsAClearError) {
+    // Task 0 alone: it must fail at once, naming the address.
+    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:x:0"));
+    int port = bsp::launch::bound_tcp_port(holder.get());
+    auto results = run_all(
+        tasks(2, {"gather", "1"}, {"BSP_RENDEZVOUS=tcp:localhost:" + std::to_string(port)}, 1));
+    expect_clean(results);
+    EXPECT_EQ(results[0].status, 2);
+    EXPECT_EQ(results[0].err,
+              "launch_probe: bsp: Slurm task 0 cannot listen for the job at "
+              "tcp:localhost:" +
+                  std::to_string(port) +
+                  " (set BSP_RENDEZVOUS to choose another address): bind TCP "
+                  "port " +
+                  std::to_string(port) + ": Address already in use\n");
+}
+
+TEST(SlurmEmulation, ListenerThatIsNotACoordinatorIsAClearError) {
+    // Something else listens at the address: the task must not wait for ever.
+    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:x:0"));
+    int port = bsp::launch::bound_tcp_port(holder.get());
+    auto specs =
+        tasks(2, {"gather", "1"},
+              {"BSP_RENDEZVOUS=tcp:localhost:" + std::to_string(port), "BSP_JOIN_TIMEOUT=0.3"});
+    auto results = run_all({specs[1]});
+    expect_clean(results);
+    EXPECT_EQ(results[0].status, 2);
+    EXPECT_EQ(results[0].err,
+              "launch_probe: bsp: process 1: no answer from the job coordinator at "
+              "tcp:localhost:" +
+                  std::to_string(port) + " (is something else listening there?)\n");
+}
+
 TEST(SlurmEmulation, RendezvousOverrideWithAUnixSocket) {
     std::string path = std::filesystem::temp_directory_path() /
                        ("bsp-slurm-" + std::to_string(::getpid()) + ".sock");
@@ -133,7 +176,7 @@ TEST(SlurmEmulation, BadVariablesAreClearErrors) {
     EXPECT_EQ(results[0].status, 2);
     EXPECT_EQ(results[0].err, "launch_probe: bsp: SLURM_PROCID=5 is outside the 4 tasks\n");
 
-    s.env = {"BSP_PID=0", "BSP_RENDEZVOUS=unix:/nonexistent", "BSP_JOB=x"};
+    s.env = {"BSP_PID=0", "BSP_RENDEZVOUS=unix:/nonexistent", "BSP_JOB=x"};  // no BSP_NPROCS
     results = run_all({s});
     EXPECT_EQ(results[0].status, 2);
     EXPECT_EQ(results[0].err,

@@ -45,7 +45,8 @@ void signal_eventfd(int fd) {
 }  // namespace
 
 ClientSession::ClientSession(int pid, int nprocs, const std::string &token, UniqueFd connection,
-                             std::unique_ptr<SessionCompanion> companion)
+                             std::unique_ptr<SessionCompanion> companion,
+                             std::chrono::milliseconds welcome_timeout, const std::string &where)
     : pid_(pid),
       nprocs_(nprocs),
       connection_(std::move(connection)),
@@ -64,6 +65,24 @@ ClientSession::ClientSession(int pid, int nprocs, const std::string &token, Uniq
             "bsp: process " + std::to_string(pid) + ": cannot greet the job coordinator");
     }
     watcher_ = std::thread([this] { watch(); });
+
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, welcome_timeout, [this] { return welcomed_ || ended_; });
+    if (welcomed_) {
+        return;
+    }
+    bool refused = ended_;
+    lock.unlock();
+    signal_eventfd(stop_.get());
+    watcher_.join();
+    std::string who = "bsp: process " + std::to_string(pid) + ": ";
+    if (refused) {
+        throw std::runtime_error(who + "the job coordinator at " + where +
+                                 " refused this process (another job's coordinator, or a "
+                                 "wrong BSP_JOB)");
+    }
+    throw std::runtime_error(who + "no answer from the job coordinator at " + where +
+                             " (is something else listening there?)");
 }
 
 ClientSession::~ClientSession() {
@@ -109,6 +128,9 @@ void ClientSession::watch() {
                 wire::Decoder d(m->body);
                 std::lock_guard lock(mutex_);
                 switch (m->type) {
+                    case wire::Type::welcome:
+                        welcomed_ = true;
+                        break;
                     case wire::Type::gathered:
                         gathered_ = std::move(m->body);
                         break;
@@ -122,6 +144,7 @@ void ClientSession::watch() {
                         end_status_ = static_cast<int>(d.u32());
                         ended_ = true;
                         teardown = true;
+                        welcomed_ = true;  // a late joiner of a job that is already over
                         break;
                     default:
                         throw std::runtime_error("unexpected message from the coordinator");
@@ -198,11 +221,13 @@ void ClientSession::end_quietly() {
 }
 
 void ClientSession::print_and_exit(std::string_view message) {
-    std::string line(message);
-    if (line.empty() || line.back() != '\n') {
-        line += '\n';
+    if (!message.empty()) {
+        std::string line(message);
+        if (line.back() != '\n') {
+            line += '\n';
+        }
+        std::fputs(line.c_str(), stderr);
     }
-    std::fputs(line.c_str(), stderr);
     end_process(kAbortStatus);
 }
 

@@ -2,6 +2,7 @@
 // thread that reacts to the end of the job even while the program computes.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -32,10 +33,13 @@ class SessionCompanion {
 
 class ClientSession final : public Session {
   public:
-    // Sends the hello over an established connection and starts watching it.
-    // Throws std::system_error if the coordinator cannot be reached.
+    // Sends the hello over an established connection, starts watching it and waits until
+    // the coordinator accepts this process (at most welcome_timeout). Throws
+    // std::runtime_error when the coordinator refuses it or does not answer; where is the
+    // coordinator's address for those messages.
     ClientSession(int pid, int nprocs, const std::string &token, UniqueFd connection,
-                  std::unique_ptr<SessionCompanion> companion = nullptr);
+                  std::unique_ptr<SessionCompanion> companion,
+                  std::chrono::milliseconds welcome_timeout, const std::string &where);
     ~ClientSession() override;
 
     int pid() const override { return pid_; }
@@ -64,6 +68,7 @@ class ClientSession final : public Session {
     std::condition_variable changed_;
     std::optional<std::vector<std::byte>> gathered_;
     std::optional<int> ack_status_;
+    bool welcomed_ = false;
     bool finished_ = false;
     bool ended_ = false;  // torn down or coordinator lost
     bool lost_ = false;   // the coordinator went away without a word

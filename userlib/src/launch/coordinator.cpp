@@ -193,6 +193,7 @@ void Coordinator::on_hello(Connection &c, const wire::Message &m) {
     if (!first_join_) {
         first_join_ = Clock::now();
     }
+    wire::send_message(c.fd.get(), wire::Type::welcome, {});
     if (state_ == State::torn_down) {
         std::vector<std::byte> body = wire::Encoder().u32(outcome_->status).data();
         wire::send_message(c.fd.get(), wire::Type::teardown, body);
@@ -365,8 +366,8 @@ void Coordinator::on_time(Clock::time_point now) {
     }
     tear_down({-1, 1,
                options_.name + ": only " + std::to_string(joined_count()) + " of " +
-                   std::to_string(options_.nprocs) + " processes joined the job within " +
-                   secs + " s (missing: " + pid_list(missing) + ")"});
+                   std::to_string(options_.nprocs) + " processes joined the job within " + secs +
+                   " s (missing: " + pid_list(missing) + ")"});
 }
 
 bool Coordinator::has_joined(int pid) const {

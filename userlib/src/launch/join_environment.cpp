@@ -91,16 +91,19 @@ class InProcessCoordinator final : public SessionCompanion {
 std::unique_ptr<Session> join_slurm(const SlurmStep &step) {
     if (step.procid != 0) {
         return std::make_unique<ClientSession>(step.procid, step.ntasks, step.token,
-                                               reach(step.rendezvous, step.procid));
+                                               reach(step.rendezvous, step.procid), nullptr,
+                                               env::join_timeout(), step.rendezvous.to_string());
     }
     UniqueFd listener;
     try {
-        RendezvousAddress bind_address = step.rendezvous;
-        listener = listen_on(bind_address);
+        // A single task needs no rendezvous (and must not fail over a taken port).
+        if (step.ntasks > 1) {
+            listener = listen_on(step.rendezvous);
+        }
     } catch (const std::system_error &e) {
-        throw std::system_error(e.code(), "bsp: Slurm task 0 cannot listen for the job at " +
-                                              step.rendezvous.to_string() +
-                                              " (set BSP_RENDEZVOUS to choose another address)");
+        throw std::runtime_error("bsp: Slurm task 0 cannot listen for the job at " +
+                                 step.rendezvous.to_string() +
+                                 " (set BSP_RENDEZVOUS to choose another address): " + e.what());
     }
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
@@ -123,11 +126,14 @@ std::unique_ptr<Session> join_slurm(const SlurmStep &step) {
         std::fflush(stderr);
     };
     auto coordinator = std::make_unique<Coordinator>(std::move(options));
-    coordinator->set_listener(std::move(listener));
+    if (listener) {
+        coordinator->set_listener(std::move(listener));
+    }
     coordinator->adopt(std::move(coordinator_end));
     auto companion = std::make_unique<InProcessCoordinator>(std::move(coordinator));
     return std::make_unique<ClientSession>(0, step.ntasks, step.token, std::move(mine),
-                                           std::move(companion));
+                                           std::move(companion), env::join_timeout(),
+                                           "its own coordinator thread");
 }
 
 }  // namespace
@@ -143,7 +149,8 @@ std::unique_ptr<Session> Session::join_from_environment() {
         }
         RendezvousAddress address = parse_address(required(env::kRendezvous));
         std::string token = required(env::kJob);
-        return std::make_unique<ClientSession>(pid, nprocs, token, reach(address, pid));
+        return std::make_unique<ClientSession>(pid, nprocs, token, reach(address, pid), nullptr,
+                                               env::join_timeout(), address.to_string());
     }
     if (auto step = SlurmStep::from_environment()) {
         return join_slurm(*step);

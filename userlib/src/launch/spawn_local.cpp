@@ -186,7 +186,8 @@ std::unique_ptr<Session> Session::spawn_local(int nprocs) {
             coordinator_ends.clear();
             process_ends.clear();
             return std::make_unique<ClientSession>(i, nprocs, token, std::move(mine),
-                                                   std::make_unique<SpawnChild>());
+                                                   std::make_unique<SpawnChild>(),
+                                                   env::join_timeout(), "process 0");
         }
         pids.push_back(child);
     }
@@ -209,7 +210,8 @@ std::unique_ptr<Session> Session::spawn_local(int nprocs) {
     UniqueFd mine = std::move(process_ends[0]);
     process_ends.clear();
     auto companion = std::make_unique<SpawnParent>(children, std::move(coordinator));
-    return std::make_unique<ClientSession>(0, nprocs, token, std::move(mine), std::move(companion));
+    return std::make_unique<ClientSession>(0, nprocs, token, std::move(mine), std::move(companion),
+                                           env::join_timeout(), "its own coordinator thread");
 }
 
 }  // namespace bsp::launch

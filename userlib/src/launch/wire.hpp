@@ -26,6 +26,7 @@ enum class Type : std::uint32_t {
     finished = 6,   // coordinator -> process: every process called finish()
     teardown = 7,   // coordinator -> process: the job is over, exit with this status
     abort_ack = 8,  // coordinator -> aborting process: handled, exit with this status
+    welcome = 9,    // coordinator -> process: the hello was accepted
 };
 
 struct Message {
