@@ -151,3 +151,14 @@ TEST(Registry, SlotsReusedLowestFirstIdenticallyEverywhere) {
     EXPECT_EQ(r.find(&c), 0u);
     EXPECT_EQ(r.find(&a), std::nullopt);
 }
+
+TEST(Repackaging, WithoutCombiningEveryRecordIsItsOwnUnit) {
+    UnitPacker packer(1, 4096, false);
+    std::vector<std::byte> four(4);
+    for (int i = 0; i < 5; ++i)
+        packer.add(RecordKind::Put, 0, static_cast<std::uint64_t>(4 * i), four);
+    auto units = packer.finish();
+    ASSERT_EQ(units.size(), 5u);
+    for (const auto &u : units)
+        EXPECT_EQ(u.size(), kUnitHeaderBytes + kRecordHeaderBytes + 4);
+}

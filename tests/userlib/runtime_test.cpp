@@ -384,17 +384,27 @@ TEST(Messaging, BarrierEpochsSignalledAndOnlyCommunicatingPairsExchangeCounts) {
     for (int p = 0; p < 4; ++p) {
         auto &t = *out[static_cast<std::size_t>(p)].transport;
         EXPECT_EQ(t.epochs, (std::vector<std::uint64_t>{0, 1, 2}));
-        // Dissemination barrier with p = 4: 2 rounds, to pid+1 and pid+2, per sync.
+        // Butterfly barrier with p = 4: 2 rounds, with pid^1 and pid^2, per sync.
         std::vector<int> expected;
         for (int s = 0; s < 3; ++s) {
-            expected.push_back((p + 1) % 4);
-            expected.push_back((p + 2) % 4);
+            expected.push_back(p ^ 1);
+            expected.push_back(p ^ 2);
             if (s == 1 && p == 1) {
                 expected.push_back(2);  // counts
                 expected.push_back(2);  // one data unit
             }
         }
         EXPECT_EQ(t.sent_to, expected) << "process " << p;
+        std::vector<unsigned> flags;
+        for (int s = 0; s < 3; ++s) {
+            flags.push_back(bsp::rt::Transport::kSync);
+            flags.push_back(bsp::rt::Transport::kSync);
+            if (s == 1 && p == 1) {
+                flags.push_back(0);                          // counts
+                flags.push_back(bsp::rt::Transport::kLast);  // the one data unit
+            }
+        }
+        EXPECT_EQ(t.flags_sent, flags) << "process " << p;
     }
     // Only process 2 expected data, from process 1: 4 bytes.
     EXPECT_EQ(out[2].transport->expected, (std::vector<std::pair<int, std::uint64_t>>{{1, 4}}));
@@ -459,4 +469,46 @@ TEST(Time, IsMonotonicFromBegin) {
         EXPECT_GE(b, a);
     });
     expect_ok(out);
+}
+
+TEST(Messaging, WithoutCombiningResultsAreTheSameAndEveryPutTravelsAlone) {
+    bsp::rt::MessagingConfig cfg;
+    cfg.combine = false;
+    std::vector<int> got(3, -1);
+    auto out = run_spmd(
+        3,
+        [&](Runtime &r) {
+            int a[8] = {};
+            r.push_reg("bsp_push_reg", a, sizeof a);
+            r.sync("bsp_sync");
+            for (int k = 0; k < 8; ++k) {
+                int v = 10 * r.pid() + k;
+                r.put("bsp_put", (r.pid() + 1) % 3, &v, a, 4 * k, 4, false);
+            }
+            r.sync("bsp_sync");
+            EXPECT_EQ(r.messaging().stats().units_sent, 8u);
+            got[static_cast<std::size_t>(r.pid())] = a[7];
+        },
+        cfg);
+    expect_ok(out);
+    EXPECT_EQ(got, (std::vector<int>{27, 7, 17}));
+}
+
+TEST(Messaging, ButterflyBarrierForEveryProcessCount) {
+    // Non-powers of two fold the processes above q into the butterfly: p = 6 has q = 4,
+    // processes 4 and 5 talk only to 0 and 1.
+    for (int p = 1; p <= 9; ++p) {
+        std::vector<std::uint64_t> sums(static_cast<std::size_t>(p));
+        auto out = run_spmd(p, [&](Runtime &r) {
+            sums[static_cast<std::size_t>(r.pid())] =
+                static_cast<std::uint64_t>(allsums2(r, 1 << r.pid()));
+        });
+        expect_ok(out);
+        for (int i = 0; i < p; ++i)
+            EXPECT_EQ(sums[static_cast<std::size_t>(i)], (2u << i) - 1) << "p=" << p;
+        if (p == 6) {
+            EXPECT_EQ(out[4].transport->sent_to.front(), 0);
+            EXPECT_EQ(out[5].transport->sent_to.front(), 1);
+        }
+    }
 }

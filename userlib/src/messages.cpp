@@ -129,8 +129,8 @@ Counts decode_counts(Reader &r) {
     return c;
 }
 
-UnitPacker::UnitPacker(std::uint64_t superstep, std::size_t unit_bytes)
-    : superstep_(superstep), unit_bytes_(unit_bytes) {
+UnitPacker::UnitPacker(std::uint64_t superstep, std::size_t unit_bytes, bool combine)
+    : superstep_(superstep), unit_bytes_(unit_bytes), combine_(combine) {
     if (unit_bytes_ < kUnitHeaderBytes + kRecordHeaderBytes + 1)
         throw std::invalid_argument("unit size too small for the messaging layer");
 }
@@ -146,9 +146,11 @@ void UnitPacker::open_unit() {
 void UnitPacker::add(RecordKind kind, std::uint32_t a, std::uint64_t b,
                      std::span<const std::byte> data) {
     std::size_t off = 0;
+    bool fresh = !combine_;
     do {
-        if (units_.empty() || units_.back().size() + kRecordHeaderBytes + 1 > unit_bytes_)
+        if (fresh || units_.empty() || units_.back().size() + kRecordHeaderBytes + 1 > unit_bytes_)
             open_unit();
+        fresh = false;
         auto &u = units_.back();
         const std::size_t room = unit_bytes_ - u.size() - kRecordHeaderBytes;
         const std::size_t len = std::min(room, data.size() - off);

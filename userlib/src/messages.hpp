@@ -79,7 +79,9 @@ inline constexpr std::size_t kUnitHeaderBytes = kMsgHeaderBytes + 4;
 // splitting records across units where they do not fit.
 class UnitPacker {
   public:
-    UnitPacker(std::uint64_t superstep, std::size_t unit_bytes);
+    // combine == false starts a new unit for every record (the naive layer the probe
+    // compares against: every put its own transport message).
+    UnitPacker(std::uint64_t superstep, std::size_t unit_bytes, bool combine = true);
     void add(RecordKind kind, std::uint32_t a, std::uint64_t b, std::span<const std::byte> data);
     // Completes the units (each learns the number of units of the stream).
     std::vector<std::vector<std::byte>> finish();
@@ -88,6 +90,7 @@ class UnitPacker {
     void open_unit();
     std::uint64_t superstep_;
     std::size_t unit_bytes_;
+    bool combine_;
     std::vector<std::vector<std::byte>> units_;
 };
 

@@ -65,15 +65,37 @@ Received Messaging::take_any(MsgType type, std::uint64_t superstep) {
 std::vector<Contribution> Messaging::barrier(std::uint64_t superstep, const Contribution &mine) {
     std::vector<std::optional<Contribution>> known(static_cast<std::size_t>(nprocs_));
     known[static_cast<std::size_t>(pid_)] = mine;
-    // Dissemination: in round r process i sends what it knows to i + 2^r and learns
-    // from i - 2^r; after ceil(log2 p) rounds every process knows every contribution.
-    std::uint32_t round = 0;
-    for (int d = 1; d < nprocs_; d *= 2, ++round) {
-        send((pid_ + d) % nprocs_, encode_barrier(superstep, round, known), Transport::kSync);
-        Received r = take(MsgType::Barrier, superstep, round, (pid_ - d + nprocs_) % nprocs_);
+    // Butterfly (recursive doubling) over the largest power of two q <= p: in round r
+    // process i exchanges everything it knows with i XOR 2^(r-1). Every channel it uses
+    // carries traffic both ways, so acknowledgements ride on barrier messages. The p - q
+    // processes above q first hand their contribution to i - q (round 0) and receive the
+    // result from it at the end (round log2(q) + 1).
+    auto merge = [&](const Received &r) {
         Reader rd(r.bytes);
         read_header(rd);
         decode_barrier(rd, known);
+    };
+    int q = 1;
+    while (q * 2 <= nprocs_)
+        q *= 2;
+    std::uint32_t rounds = 0;
+    for (int d = 1; d < q; d *= 2)
+        ++rounds;
+    const std::uint32_t last_round = rounds + 1;
+    if (pid_ >= q) {
+        send(pid_ - q, encode_barrier(superstep, 0, known), Transport::kSync);
+        merge(take(MsgType::Barrier, superstep, last_round, pid_ - q));
+    } else {
+        if (pid_ + q < nprocs_)
+            merge(take(MsgType::Barrier, superstep, 0, pid_ + q));
+        std::uint32_t round = 1;
+        for (int d = 1; d < q; d *= 2, ++round) {
+            const int partner = pid_ ^ d;
+            send(partner, encode_barrier(superstep, round, known), Transport::kSync);
+            merge(take(MsgType::Barrier, superstep, round, partner));
+        }
+        if (pid_ + q < nprocs_)
+            send(pid_ + q, encode_barrier(superstep, last_round, known), Transport::kSync);
     }
     std::vector<Contribution> all;
     all.reserve(known.size());
@@ -146,7 +168,7 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
         const auto &requests = counts[ju].gets;
         if (o.records.empty() && requests.empty())
             continue;
-        UnitPacker packer(superstep, cfg_.unit_bytes);
+        UnitPacker packer(superstep, cfg_.unit_bytes, cfg_.combine);
         for (const auto &r : o.records)
             packer.add(r.kind, r.a, r.b, r.data);
         for (const auto &g : requests)

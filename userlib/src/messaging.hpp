@@ -29,6 +29,7 @@ struct MessagingConfig {
     std::uint64_t link_rate = 0;  // bytes/s of one node's link; 0: no pacing
     std::size_t unit_bytes = 0;   // 0: the transport's largest message
     std::uint64_t seed = 0;       // for Schedule::Random
+    bool combine = true;          // false: one unit per record (no combining, for the probe)
 };
 
 // What this process sends to one destination in a superstep.

@@ -64,6 +64,13 @@ RuntimeConfig config_from_environment(std::string *error) {
         else
             bad("BSP_UNIT_BYTES", v, "a size from 256 to 1G");
     }
+    if (const char *v = std::getenv("BSP_COMBINE")) {
+        std::string_view s(v);
+        if (s == "0" || s == "1")
+            c.messaging.combine = s == "1";
+        else
+            bad("BSP_COMBINE", v, "0 or 1");
+    }
     if (const char *v = std::getenv("BSP_VERBOSE"))
         c.verbose = std::string_view(v) == "1";
     return c;

@@ -3,6 +3,8 @@
 //   BSP_SCHEDULE   latin | random | pid     (default latin)
 //   BSP_LINK_RATE  bytes/s of one node's link, suffix k/M/G allowed (default 0: no pacing)
 //   BSP_UNIT_BYTES size of the messaging layer's units (default: the transport's maximum)
+//   BSP_COMBINE    0: one transport message per put/send (no combining; the probe's
+//                  comparison), 1: combine (default)
 //   BSP_VERBOSE    1: process 0 prints one line naming the transport to stderr
 #pragma once
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -78,6 +79,8 @@ class UdpTransport final : public Transport {
     // control descriptor is readable (job torn down).
     bool pump(int max_wait_ms, bool watch_control);
     void check_failed() const;
+    // BSP_UDP_STATS: one line of engine counters on stderr when the transport closes.
+    void print_stats() const;
 
     int pid_;
     int nprocs_;
@@ -440,6 +443,23 @@ void UdpTransport::expect_from(int src, std::uint32_t messages, std::uint64_t by
         bspe_expect(ep_, chan_of_[static_cast<std::size_t>(src)], messages, now());
 }
 
+void UdpTransport::print_stats() const {
+    bspe_stats st{};
+    bspe_stats_get(ep_, -1, -1, &st);
+    std::string line =
+        "bsp: udp stats of process " + std::to_string(pid_) + ": data_tx " +
+        std::to_string(st.data_tx) + " data_rx " + std::to_string(st.data_rx) + " retx_hole " +
+        std::to_string(st.retx_hole) + " retx_prod " + std::to_string(st.retx_prod) +
+        " retx_timeout " + std::to_string(st.retx_timeout) + " acks_tx " +
+        std::to_string(st.acks_tx) + " prods_tx " + std::to_string(st.prods_tx) + " timeouts " +
+        std::to_string(st.timeouts) + " acked_implicit " + std::to_string(st.acked_implicit);
+    for (int d = 0; d < BSPE_DROP_MAX; ++d)
+        if (st.drops[d])
+            line += std::string(" drop_") + bspe_drop_name(static_cast<bspe_drop>(d)) + " " +
+                    std::to_string(st.drops[d]);
+    std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 void UdpTransport::serve_in_background() {
     std::lock_guard lock(mu_);
     if (background_.joinable() || !ep_)
@@ -466,6 +486,8 @@ void UdpTransport::shutdown() {
         background_.join();
     }
     std::lock_guard lock(mu_);
+    if (ep_ && std::getenv("BSP_UDP_STATS"))
+        print_stats();
     if (ep_) {
         bspe_fini(ep_);
         ep_ = nullptr;
