@@ -45,10 +45,15 @@ unsigned int bsp_default_max_peers = 1024;
 module_param_named(max_peers, bsp_default_max_peers, uint, 0444);
 MODULE_PARM_DESC(max_peers, "initial net.bsp.max_peers of each namespace");
 
-unsigned int bsp_max_chans = 64;
+unsigned int bsp_max_chans = 16;
 module_param_named(max_chans, bsp_max_chans, uint, 0444);
 MODULE_PARM_DESC(max_chans,
 		 "remote endpoints one socket can talk to (engine channel table size)");
+
+unsigned int bsp_max_rails = 4;
+module_param_named(max_rails, bsp_max_rails, uint, 0444);
+MODULE_PARM_DESC(max_rails,
+		 "rails a bsp device accepts (1..8); engine memory per socket grows with it");
 
 unsigned int bsp_unreach_ms = 2000;
 module_param_named(unreach_ms, bsp_unreach_ms, uint, 0644);
@@ -76,8 +81,9 @@ static int __init af_bsp_init(void)
 	}
 	if (!bsp_default_hello_ms || !bsp_default_peer_timeout_ms ||
 	    !bsp_default_max_peers || !bsp_max_chans ||
-	    bsp_max_chans > U16_MAX) {
-		pr_err("af_bsp: module parameters must be positive\n");
+	    bsp_max_chans > U16_MAX || !bsp_max_rails ||
+	    bsp_max_rails > BSP_MAX_RAILS) {
+		pr_err("af_bsp: module parameter out of range\n");
 		return -EINVAL;
 	}
 

@@ -194,11 +194,12 @@ int bsp_rail_add(struct bsp_master *m, struct net_device *slave,
 		NL_SET_ERR_MSG(extack, "rail MTU too small for AF_BSP");
 		return -EINVAL;
 	}
-	for (i = 0; i < BSP_MAX_RAILS; i++)
+	for (i = 0; i < bsp_max_rails; i++)
 		if (!rtnl_dereference(m->rails[i]))
 			break;
-	if (i == BSP_MAX_RAILS) {
-		NL_SET_ERR_MSG(extack, "a bsp device has at most 8 rails");
+	if (i == bsp_max_rails) {
+		NL_SET_ERR_MSG(extack,
+			       "bsp device has max_rails rails (module parameter)");
 		return -ENOSPC;
 	}
 

@@ -41,6 +41,7 @@ struct bsp_master {
 };
 
 extern struct rtnl_link_ops bsp_link_ops;
+extern unsigned int bsp_max_rails;
 
 int bsp_rail_dev_register(void);
 void bsp_rail_dev_unregister(void);

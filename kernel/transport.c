@@ -265,7 +265,7 @@ static void bsp_sync_rails(struct bsp_transport *tp, u32 node, u64 now)
 
 	rcu_read_lock();
 	p = bsp_peer_lookup_rcu(tp->bn, node);
-	for (r = 0; r < BSP_MAX_RAILS; r++)
+	for (r = 0; r < bsp_max_rails; r++)
 		bspe_rail_set(tp->ep, node, r,
 			      p && READ_ONCE(p->rails[r].alive), now);
 	rcu_read_unlock();
@@ -330,7 +330,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	bspe_cfg_default(&cfg);
 	cfg.node = bsp_node_id(bn);
 	cfg.port = bs->port;
-	cfg.nrails = BSP_MAX_RAILS;
+	cfg.nrails = bsp_max_rails;
 	cfg.flags = BSPE_CFG_AUTO_OPEN;
 	if (bsp_checksum)
 		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
@@ -653,7 +653,7 @@ void bsp_transport_rail_set(struct bsp_net *bn, u32 node, u8 rail, bool up)
 		if (!tp)
 			continue;
 		bsp_lock(tp);
-		if (tp->ep)
+		if (tp->ep && rail < bsp_max_rails)
 			bspe_rail_set(tp->ep, node, rail, up, bsp_now());
 		bsp_unlock_flush(tp);
 	}

@@ -4,7 +4,8 @@
 #
 #   . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 #
-# ktest_bin NAME        path of a guest test program of tests/kernel/
+# ktest_bin NAME        path of a guest test program of tests/kernel/ (or
+#                       an example of tools/examples/)
 # bsp_nodes N R [MTU]   N node namespaces n0..n{N-1}, R rails: bridge
 #                       rail<r> in the root namespace, veth n<i>r<r> per
 #                       node and rail (eth<r> inside the node), a bsp0
@@ -18,13 +19,15 @@
 # build/default (make all), or a private build/<name> of the same layout.
 ktest_bin()
 {
-	local d
+	local d s
 
-	for d in "$BSPVM_REPO"/build/default/kernel "$BSPVM_REPO"/build/*/kernel; do
-		if [ -x "$d/$1" ]; then
-			echo "$d/$1"
-			return 0
-		fi
+	for d in "$BSPVM_REPO"/build/default "$BSPVM_REPO"/build/*; do
+		for s in kernel tools/examples; do
+			if [ -x "$d/$s/$1" ]; then
+				echo "$d/$s/$1"
+				return 0
+			fi
+		done
 	done
 	fail "test program $1 not built (make all, or cmake --build build/default)"
 }

@@ -22,6 +22,10 @@ expect_fail ip netns exec ksock sysctl -qw net.bsp.node_id=0
 
 expect_ok ip netns exec ksock "$TEST"
 
+# the C example of tools/examples: two processes, ten echoed messages
+out=$(ip netns exec ksock "$(ktest_bin bsp_pingpong)") || fail "bsp_pingpong: $out"
+expect_eq "$(echo "$out" | grep -c ': echoed$')" 10 "echoed messages of bsp_pingpong"
+
 # the namespace's sockets are gone: nothing left in /proc
 left=$(ip netns exec ksock awk 'NR > 1' /proc/net/af_bsp/sockets | wc -l)
 expect_eq "$left" 0 "sockets left in /proc/net/af_bsp/sockets"
