@@ -333,6 +333,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	bspe_rcv_mark(ep, rr, k->seq);
 	rr->since_ack++;
 	ch->last_rx = now;
+	ep->last_rx_any = now;
 	ch->prod_ivl = ch->srtt;
 	bspe_deliver_ready(ep, ch);
 	return 0;

@@ -50,11 +50,22 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 
 static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 {
+	u64 quiet = ch->last_rx;
+	u32 r;
 	u8 rails;
 
 	if (!bspe_needs_data(ep, ch, &rails))
 		return 0;
-	return bspe_max64(ch->last_rx, ch->last_prod) + ch->prod_ivl;
+	/*
+	 * A known hole is certain loss: prod once the channel is quiet.
+	 * Data merely expected may be queued behind other senders' data
+	 * while this endpoint is receiving: wait until it is quiet.
+	 */
+	for (r = 0; r < ep->cfg.nrails; r++)
+		if (rails & (1u << r) && !ch->rrail[r].ooo &&
+		    !bspe_seq_lt(ch->rrail[r].rcv_nxt, ch->rrail[r].hint_nxt))
+			quiet = bspe_max64(quiet, ep->last_rx_any);
+	return bspe_max64(quiet, ch->last_prod) + ch->prod_ivl;
 }
 
 static u64 bspe_probe_due(const struct bspe_ep *ep, const struct bspe_chan *ch,

@@ -40,6 +40,23 @@ WirePkt decode(const uint8_t *p, int src, int dst) {
     return w;
 }
 
+// Time spent in a callback is the caller's (the sim's), not the engine's: subtract it.
+struct CbTimer {
+    explicit CbTimer(Sim &s) : sim(s), on(s.measure_cpu) {
+        if (on)
+            t0 = std::chrono::steady_clock::now();
+    }
+    ~CbTimer() {
+        if (on)
+            sim.callback_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - t0)
+                                    .count();
+    }
+    Sim &sim;
+    bool on;
+    std::chrono::steady_clock::time_point t0;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Node
 
@@ -65,6 +82,7 @@ bspe_stats Node::stats(int peer, int rail) const {
 
 void Node::cb_xmit(void *ctx, const bspe_xmit *x) {
     auto *n = static_cast<Node *>(ctx);
+    CbTimer cbt(n->sim_);
     const uint8_t *payload = nullptr;
     if (x->msg) {
         auto *m = static_cast<Msg *>(x->msg);
@@ -79,6 +97,7 @@ void Node::cb_xmit(void *ctx, const bspe_xmit *x) {
 
 int Node::cb_rx_data(void *ctx, const bspe_rx_frag *f) {
     auto *n = static_cast<Node *>(ctx);
+    CbTimer cbt(n->sim_);
     auto key = std::make_pair(f->chan, f->slot);
     auto &buf = n->slots_[key];
     if (f->first)
@@ -94,6 +113,7 @@ int Node::cb_rx_data(void *ctx, const bspe_rx_frag *f) {
 
 void Node::cb_deliver(void *ctx, const bspe_delivery *d) {
     auto *n = static_cast<Node *>(ctx);
+    CbTimer cbt(n->sim_);
     auto key = std::make_pair(d->chan, d->slot);
     auto it = n->slots_.find(key);
     Delivered del{static_cast<int>(d->node), {}, d->flags};
@@ -125,6 +145,7 @@ void Node::cb_rx_abort(void *ctx, int chan, uint32_t slot) {
 
 void Node::cb_complete(void *ctx, void *msg, int status) {
     auto *n = static_cast<Node *>(ctx);
+    CbTimer cbt(n->sim_);
     auto *m = static_cast<Msg *>(msg);
     auto it = n->msgs_.find(m);
     if (it == n->msgs_.end()) {
@@ -146,6 +167,7 @@ void Node::cb_complete(void *ctx, void *msg, int status) {
 
 void Node::cb_timer(void *ctx, uint64_t when) {
     auto *n = static_cast<Node *>(ctx);
+    CbTimer cbt(n->sim_);
     uint64_t gen = ++n->timer_gen_;
     n->timer_at_ = when;
     Sim &sim = n->sim_;
@@ -188,6 +210,7 @@ Sim::Sim(const NetCfg &net, const bspe_cfg &base) : net_(net), rng_(net.seed) {
     egress_free_.assign(net_.nodes, std::vector<uint64_t>(net_.rails, 0));
     ingress_free_.assign(net_.nodes, std::vector<uint64_t>(net_.rails, 0));
     burst_left_.assign(net_.rails, 0);
+    last_at_switch_.assign(net_.rails, 0);
     sent_.assign(net_.nodes, std::vector<std::vector<std::vector<uint8_t>>>(net_.nodes));
     sent_serial_.assign(net_.nodes, std::vector<std::vector<uint64_t>>(net_.nodes));
     for (int i = 0; i < net_.nodes; i++) {
@@ -354,6 +377,9 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
             return lost(wire_.lost_dead);
         if (drop_filter && drop_filter(w))
             return lost(wire_.lost_filter);
+        if (now_ - last_at_switch_[r] > f.burst_gap_ns)
+            burst_left_[r] = 0;  // bursts are overruns: they end when traffic pauses
+        last_at_switch_[r] = now_;
         if (burst_left_[r] > 0) {
             burst_left_[r]--;
             return lost(wire_.lost_burst);

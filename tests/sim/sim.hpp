@@ -42,10 +42,11 @@ class Rng {
 };
 
 struct Faults {
-    double loss = 0;         // independent loss probability per packet
-    double burst_start = 0;  // probability a packet starts a loss burst
-    int burst_len = 0;       // packets lost per burst (including the first)
-    double reorder = 0;      // probability a packet is delayed by reorder_ns
+    double loss = 0;                 // independent loss probability per packet
+    double burst_start = 0;          // probability a packet starts a loss burst
+    int burst_len = 0;               // packets lost per burst (including the first)
+    uint64_t burst_gap_ns = 100000;  // a burst ends after this long without packets
+    double reorder = 0;              // probability a packet is delayed by reorder_ns
     uint64_t reorder_ns = 0;
     double duplicate = 0;  // probability a packet is delivered twice
     double corrupt = 0;    // probability one random bit is flipped
@@ -102,6 +103,7 @@ struct Delivered {
 };
 
 class Sim;
+struct CbTimer;
 
 // One node: its engine and the memory the engine reads and writes through callbacks.
 class Node {
@@ -193,12 +195,15 @@ class Sim {
     // Messages submitted and not yet completed (including the sim's backlog).
     uint64_t pending() const { return submitted_ - completions_; }
     // Nanoseconds of host CPU spent inside engine calls, and the number of calls.
-    uint64_t engine_cpu_ns() const { return engine_ns_; }
+    uint64_t engine_cpu_ns() const {
+        return engine_ns_ > callback_ns_ ? engine_ns_ - callback_ns_ : 0;
+    }
     uint64_t engine_calls() const { return engine_calls_; }
     bool measure_cpu = false;
 
   private:
     friend class Node;
+    friend struct CbTimer;
     struct Event {
         uint64_t t;
         uint64_t order;
@@ -220,7 +225,8 @@ class Sim {
     std::vector<std::unique_ptr<Node>> nodes_;
     // per [node][rail]: egress link busy until; switch output port to node busy until
     std::vector<std::vector<uint64_t>> egress_free_, ingress_free_;
-    std::vector<int> burst_left_;  // per rail
+    std::vector<int> burst_left_;           // per rail
+    std::vector<uint64_t> last_at_switch_;  // per rail
     WireStats wire_;
     // sent[src][dst] = payloads in order; serials for completion checks
     std::vector<std::vector<std::vector<std::vector<uint8_t>>>> sent_;
@@ -229,6 +235,7 @@ class Sim {
     uint64_t submitted_ = 0;
     uint64_t completions_ = 0;
     uint64_t engine_ns_ = 0;
+    uint64_t callback_ns_ = 0;  // inside engine calls but in the sim's callbacks
     uint64_t engine_calls_ = 0;
 };
 
