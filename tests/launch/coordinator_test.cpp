@@ -3,13 +3,16 @@
 #include "coordinator.hpp"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "rendezvous_address.hpp"
 #include "wire.hpp"
 
 namespace {
@@ -294,6 +297,24 @@ TEST_F(CoordinatorTest, LateJoinerOfATornDownJobIsToldAtOnce) {
     procs[1].hello(1, 2);
     pump();
     auto m = procs[1].receive();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->type, wire::Type::teardown);
+    EXPECT_EQ(status_of(*m), 124u);
+}
+
+TEST_F(CoordinatorTest, ListenerStaysOpenForLateProcessesAfterATeardown) {
+    make(2);
+    std::string path =
+        std::filesystem::temp_directory_path() / ("coord-test-" + std::to_string(::getpid()));
+    auto address = RendezvousAddress::parse("unix:" + path);
+    coordinator->set_listener(listen_on(address));
+    coordinator->tear_down({-1, 124, "test: time is up"});
+    FakeProcess late(
+        connect_to(address, std::chrono::steady_clock::now() + std::chrono::seconds(5)));
+    late.hello(1, 2);
+    pump();
+    ::unlink(path.c_str());
+    auto m = late.receive();
     ASSERT_TRUE(m);
     EXPECT_EQ(m->type, wire::Type::teardown);
     EXPECT_EQ(status_of(*m), 124u);

@@ -64,7 +64,9 @@ void Coordinator::adopt(UniqueFd connection) {
 }
 
 void Coordinator::append_pollfds(std::vector<pollfd> &fds) const {
-    if (listener_ && state_ == State::running) {
+    // After a teardown the listener stays open: a late process is told at once
+    // instead of retrying until its join time-out.
+    if (listener_) {
         fds.push_back({listener_.get(), POLLIN, 0});
     }
     for (const auto &c : connections_) {
@@ -313,7 +315,6 @@ void Coordinator::tear_down_internal(const Outcome &outcome, Connection *aborter
     }
     state_ = State::torn_down;
     outcome_ = outcome;
-    listener_.reset();
     if (options_.on_teardown) {
         options_.on_teardown(*outcome_);
     }
