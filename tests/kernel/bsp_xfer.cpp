@@ -169,6 +169,26 @@ int do_send(uint32_t node, uint16_t port, uint32_t msgs, const Sizes &sizes, int
   return bad ? 1 : 0;
 }
 
+// sendto and connect to NODE fail with EHOSTUNREACH at once.
+int do_unreachable(uint32_t node, uint16_t port) {
+  int fd = ktest::bound_socket(0);
+  sockaddr_bsp to = ktest::addr(node, port);
+  errno = 0;
+  ssize_t r = sendto(fd, "x", 1, 0, reinterpret_cast<sockaddr *>(&to), sizeof(to));
+  if (r != -1 || errno != EHOSTUNREACH) {
+    std::fprintf(stderr, "sendto node %u: %zd (%s), expected EHOSTUNREACH\n", node, r, strerror(errno));
+    return 1;
+  }
+  errno = 0;
+  int c = connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof(to));
+  if (c != -1 || errno != EHOSTUNREACH) {
+    std::fprintf(stderr, "connect node %u: %d (%s), expected EHOSTUNREACH\n", node, c, strerror(errno));
+    return 1;
+  }
+  close(fd);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -178,8 +198,11 @@ int main(int argc, char **argv) {
   if (argc >= 6 && !strcmp(argv[1], "send"))
     return do_send(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])), uint32_t(atol(argv[4])),
                    parse_sizes(argv[5]), argc >= 7 ? atoi(argv[6]) : 1);
+  if (argc >= 4 && !strcmp(argv[1], "unreachable"))
+    return do_unreachable(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])));
   std::fprintf(stderr,
                "usage: bsp_xfer recv PORT SENDERS MSGS SIZES\n"
-               "       bsp_xfer send NODE PORT MSGS SIZES [SOCKETS]\n");
+               "       bsp_xfer send NODE PORT MSGS SIZES [SOCKETS]\n"
+               "       bsp_xfer unreachable NODE PORT\n");
   return 2;
 }
