@@ -85,7 +85,10 @@ TEST(Bsprun, AbortEndsProcessesThatAreComputing) {
 }
 
 TEST(Bsprun, ControlFdBecomesReadableAndLateAbortsStayQuiet) {
-    Result r = run({bsprun({"-n", "4", "--grace", "30", PROBE_PATH, "control", "3"})});
+    // A long teardown grace: the processes must see control_fd and end by themselves.
+    Spec s{bsprun({"-n", "4", "--grace", "30", PROBE_PATH, "control", "3"})};
+    s.env = {"BSP_TEARDOWN_GRACE=30"};
+    Result r = run(s);
     expect_clean(r);
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "probe: process 3 aborts on purpose\n");

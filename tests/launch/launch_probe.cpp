@@ -122,11 +122,13 @@ int main(int argc, char **argv) {
     }
     if (action == "abort-computing") {  // the others compute and never call the session
         int k = arg(1);
+        if (pid != k) {
+            std::printf("process %d: computing\n", pid);  // buffered, flushed at the end
+        }
         gather_rounds(*s, 1);
         if (pid == k) {
             s->abort("probe: process " + std::to_string(pid) + " aborts on purpose");
         }
-        std::printf("process %d: computing\n", pid);
         wait_forever_computing();
     }
     if (action == "control") {  // the others see control_fd and abort quietly

@@ -73,7 +73,9 @@ TEST(SpawnLocal, DeadParentTakesTheChildrenWithIt) {
 }
 
 TEST(SpawnLocal, ControlFdBecomesReadable) {
-    Result r = run({{PROBE_PATH, "--spawn", "3", "control", "1"}});
+    launch_test::Spec s{{PROBE_PATH, "--spawn", "3", "control", "1"}};
+    s.env = {"BSP_TEARDOWN_GRACE=30"};
+    Result r = run(s);
     expect_clean(r);
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "probe: process 1 aborts on purpose\n");

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "launch_environment.hpp"
 #include "wire.hpp"
 
 namespace bsp::launch {
@@ -21,7 +22,7 @@ namespace bsp::launch {
 namespace {
 
 // Time the program gets to notice control_fd and end by itself before the watcher
-// ends the process.
+// ends the process (BSP_TEARDOWN_GRACE overrides it).
 constexpr auto kTeardownGrace = std::chrono::milliseconds(250);
 // How long abort() waits for the coordinator to confirm the job is being torn down.
 constexpr auto kAbortAckWait = std::chrono::seconds(5);
@@ -52,7 +53,8 @@ ClientSession::ClientSession(int pid, int nprocs, const std::string &token, Uniq
       connection_(std::move(connection)),
       control_(make_eventfd()),
       stop_(make_eventfd()),
-      companion_(std::move(companion)) {
+      companion_(std::move(companion)),
+      teardown_grace_(env::teardown_grace(kTeardownGrace)) {
     auto hello = wire::Encoder()
                      .u32(wire::kVersion)
                      .u32(static_cast<std::uint32_t>(pid))
@@ -166,8 +168,7 @@ void ClientSession::watch() {
     }
     // The job is over. Give the program a moment to notice control_fd, then end it.
     pollfd stop = {stop_.get(), POLLIN, 0};
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kTeardownGrace).count();
-    if (::poll(&stop, 1, static_cast<int>(ms)) > 0) {
+    if (::poll(&stop, 1, static_cast<int>(teardown_grace_.count())) > 0) {
         return;
     }
     int status;

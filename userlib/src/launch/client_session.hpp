@@ -62,6 +62,7 @@ class ClientSession final : public Session {
     UniqueFd control_;  // eventfd, readable once the job is being torn down
     UniqueFd stop_;     // eventfd, tells the watcher to stop (destructor)
     std::unique_ptr<SessionCompanion> companion_;
+    const std::chrono::milliseconds teardown_grace_;
     std::mutex send_mutex_;
 
     std::mutex mutex_;

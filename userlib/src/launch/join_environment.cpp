@@ -19,18 +19,32 @@ namespace bsp::launch {
 
 namespace env {
 
-std::chrono::milliseconds join_timeout() {
-    const char *v = std::getenv(kJoinTimeout);
+namespace {
+
+std::chrono::milliseconds seconds_from(const char *name, std::chrono::milliseconds fallback,
+                                       bool zero_allowed) {
+    const char *v = std::getenv(name);
     if (v == nullptr) {
-        return std::chrono::seconds(60);
+        return fallback;
     }
     char *end = nullptr;
     double s = std::strtod(v, &end);
-    if (*v == '\0' || *end != '\0' || !(s > 0) || s > 1e6) {
-        throw std::runtime_error(std::string("bsp: ") + kJoinTimeout + "='" + v +
-                                 "' is not a positive number of seconds");
+    if (*v == '\0' || *end != '\0' || !(s > 0 || (zero_allowed && s == 0)) || s > 1e6) {
+        throw std::runtime_error(std::string("bsp: ") + name + "='" + v + "' is not a " +
+                                 (zero_allowed ? "non-negative" : "positive") +
+                                 " number of seconds");
     }
     return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+}  // namespace
+
+std::chrono::milliseconds join_timeout() {
+    return seconds_from(kJoinTimeout, std::chrono::seconds(60), false);
+}
+
+std::chrono::milliseconds teardown_grace(std::chrono::milliseconds fallback) {
+    return seconds_from(kTeardownGrace, fallback, true);
 }
 
 }  // namespace env

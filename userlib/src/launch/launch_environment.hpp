@@ -13,9 +13,13 @@ inline constexpr const char *kJob = "BSP_JOB";                   // job token (h
 inline constexpr const char *kHost = "BSP_HOST";                 // host-list entry (informative)
 inline constexpr const char *kVerbose = "BSP_VERBOSE";           // "1": runtime reports transport
 inline constexpr const char *kJoinTimeout = "BSP_JOIN_TIMEOUT";  // seconds, default 60
+inline constexpr const char *kTeardownGrace = "BSP_TEARDOWN_GRACE";  // seconds, default 0.25
 
 // BSP_JOIN_TIMEOUT (seconds, may be fractional) or 60 s. Throws std::runtime_error on a
 // malformed value.
 std::chrono::milliseconds join_timeout();
+// BSP_TEARDOWN_GRACE (seconds, may be fractional or 0) or the given default. Throws
+// std::runtime_error on a malformed value.
+std::chrono::milliseconds teardown_grace(std::chrono::milliseconds fallback);
 
 }  // namespace bsp::launch::env
