@@ -106,9 +106,17 @@ static inline u32 bspe_csum_add(const void *buf, u32 len, u32 sum)
 {
 	const u8 *p = (const u8 *)buf;
 	u64 acc = sum;
+	u32 d;
 	u16 w;
 
-	while (len >= 2) {
+	/* 32-bit words summed in 64 bits fold to the same 16-bit sum. */
+	while (len >= 4) {
+		memcpy(&d, p, 4);
+		acc += d;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
 		memcpy(&w, p, 2);
 		acc += w;
 		p += 2;
