@@ -73,6 +73,7 @@ class LoopbackTransport : public rt::Transport {
         expected.push_back({src, bytes});
         expected_messages.push_back(messages);
     }
+    void flush_sends() override { ++flushes; }
     void serve_in_background() override {}
     void shutdown() override {}
 
@@ -83,6 +84,7 @@ class LoopbackTransport : public rt::Transport {
     std::vector<std::uint64_t> rates;
     std::vector<std::pair<int, std::uint64_t>> expected;
     std::vector<std::uint32_t> expected_messages;
+    int flushes = 0;
 
   private:
     LoopbackHub &hub_;

@@ -62,8 +62,7 @@ auto guarded(const char *call, F &&f) -> decltype(f()) {
     } catch (const bsp::rt::TornDown &) {
         torn_down();
     } catch (const std::exception &e) {
-        die(std::string("BSPlib error: ") + call + " on process " + std::to_string(state().pid) +
-            ": " + e.what());
+        die(Misuse(call, state().pid, e.what()).what());
     }
 }
 
@@ -143,8 +142,15 @@ void begin(int maxprocs) {
     const int pid = s.session ? s.session->pid() : 0;
     const int nprocs = s.session ? s.session->nprocs() : 1;
     s.pid = pid;
-    if (nprocs > 1)
-        s.transport = bsp::rt::open_transport(cfg.transport, *s.session);
+    if (nprocs > 1) {
+        try {
+            s.transport = bsp::rt::open_transport(cfg.transport, *s.session);
+        } catch (const bsp::rt::TornDown &) {
+            throw;
+        } catch (const std::exception &e) {
+            collective_error(Misuse("bsp_begin", pid, e.what()));
+        }
+    }
     s.runtime = std::make_unique<bsp::rt::Runtime>(pid, nprocs, s.transport.get(), cfg.messaging);
     s.phase = Phase::Running;
     std::atexit(check_end_at_exit);

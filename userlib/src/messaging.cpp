@@ -208,6 +208,7 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
         if (complete)
             --pending;
     }
+    transport_->flush_sends();
     return in;
 }
 

@@ -41,6 +41,11 @@ class Transport {
     // when the job is being torn down (the launcher's control descriptor became readable).
     virtual std::optional<Received> receive() = 0;
 
+    // Blocks until every queued message has been handed to the layer below (while still
+    // reading incoming messages): the messaging layer calls it before leaving bsp_sync, so
+    // that peers still in the sync never wait for data held back here.
+    virtual void flush_sends() = 0;
+
     // The barrier of superstep `epoch` has completed: every process has received all data
     // of superstep epoch-1 (DESIGN.md item 5, superstep acknowledgement).
     virtual void barrier_completed(std::uint64_t epoch) = 0;

@@ -23,6 +23,7 @@
 
 #include "bspe.h"
 #include "codec.hpp"
+#include "misuse.hpp"
 #include "udp_rails.hpp"
 
 namespace bsp::rt {
@@ -43,7 +44,8 @@ struct PeerRails {
 
 class UdpTransport final : public Transport {
   public:
-    UdpTransport(launch::Session &session, std::vector<RailAddress> rails);
+    UdpTransport(UdpEndpoint endpoint, launch::Session &session,
+                 const std::vector<std::vector<std::byte>> &blobs);
     ~UdpTransport() override;
 
     std::string name() const override { return "udp"; }
@@ -54,6 +56,7 @@ class UdpTransport final : public Transport {
     void barrier_completed(std::uint64_t epoch) override;
     void set_pacing_rate(std::uint64_t bytes_per_second) override;
     void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) override;
+    void flush_sends() override;
     void serve_in_background() override;
     void shutdown() override;
 
@@ -72,7 +75,7 @@ class UdpTransport final : public Transport {
     static void cb_timer(void *ctx, u64 when);
 
     std::uint64_t now() const;
-    void exchange_addresses(launch::Session &session);
+    void read_addresses(const std::vector<std::vector<std::byte>> &blobs);
     void submit_backlog();
     // One round: waits for a socket, the control descriptor, the wake descriptor or the
     // engine timer (at most max_wait_ms), then feeds the engine. Returns false when the
@@ -109,18 +112,18 @@ class UdpTransport final : public Transport {
     int wake_fd_ = -1;
 };
 
-UdpTransport::UdpTransport(launch::Session &session, std::vector<RailAddress> rails)
+UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
+                           const std::vector<std::vector<std::byte>> &blobs)
     : pid_(session.pid()),
       nprocs_(session.nprocs()),
       control_fd_(session.control_fd()),
-      rail_addrs_(std::move(rails)),
+      rail_addrs_(std::move(endpoint.addrs)),
+      rails_(std::move(endpoint.sockets)),
       t0_(std::chrono::steady_clock::now()),
       rxbuf_(kMaxDatagram) {
     if (nprocs_ > 65535)
         throw std::runtime_error("the UDP transport supports at most 65535 processes");
-    for (const auto &r : rail_addrs_)
-        rails_.emplace_back(r);
-    exchange_addresses(session);
+    read_addresses(blobs);
 
     bspe_cfg_default(&cfg_);
     cfg_.node = static_cast<u32>(pid_);
@@ -177,21 +180,33 @@ UdpTransport::~UdpTransport() {
         close(wake_fd_);
 }
 
-void UdpTransport::exchange_addresses(launch::Session &session) {
+}  // namespace
+
+std::vector<std::byte> UdpEndpoint::blob() const {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     std::vector<std::byte> blob;
     Writer w(blob);
     w.put<std::uint32_t>(kBlobMagic);
-    w.put<std::uint32_t>(static_cast<std::uint32_t>(rails_.size()));
-    for (std::size_t r = 0; r < rails_.size(); ++r) {
-        w.put<std::uint32_t>(ntohl(rail_addrs_[r].addr.s_addr));
-        w.put<std::uint16_t>(rails_[r].port());
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(sockets.size()));
+    for (std::size_t r = 0; r < sockets.size(); ++r) {
+        w.put<std::uint32_t>(ntohl(addrs[r].addr.s_addr));
+        w.put<std::uint16_t>(sockets[r].port());
     }
     const std::string h(host);
     w.put<std::uint16_t>(static_cast<std::uint16_t>(h.size()));
     w.bytes(std::as_bytes(std::span(h.data(), h.size())));
-    auto all = session.allgather(blob);
+    return blob;
+}
+
+UdpEndpoint::UdpEndpoint() : addrs(rails_from_environment()) {
+    for (const auto &r : addrs)
+        sockets.emplace_back(r);
+}
+
+namespace {
+
+void UdpTransport::read_addresses(const std::vector<std::vector<std::byte>> &all) {
     if (all.size() != static_cast<std::size_t>(nprocs_))
         throw std::runtime_error("address exchange returned the wrong number of blobs");
     std::string host0;
@@ -426,6 +441,22 @@ std::optional<Received> UdpTransport::receive() {
     }
 }
 
+void UdpTransport::flush_sends() {
+    // Messages waiting for the engine's message window: drive the engine until the
+    // acknowledgements let every one of them in (incoming ones are kept for receive()).
+    std::unique_lock lock(mu_);
+    for (;;) {
+        check_failed();
+        bool empty = true;
+        for (const auto &q : backlog_)
+            empty = empty && q.empty();
+        if (empty)
+            return;
+        if (!pump(-1, true))
+            throw TornDown();
+    }
+}
+
 void UdpTransport::barrier_completed(std::uint64_t epoch) {
     std::lock_guard lock(mu_);
     bspe_superstep_done(ep_, static_cast<u32>(epoch), now());
@@ -498,8 +529,9 @@ void UdpTransport::shutdown() {
 
 }  // namespace
 
-std::unique_ptr<Transport> open_udp_transport(launch::Session &session) {
-    return std::make_unique<UdpTransport>(session, rails_from_environment());
+std::unique_ptr<Transport> open_udp_transport(UdpEndpoint endpoint, launch::Session &session,
+                                              const std::vector<std::vector<std::byte>> &blobs) {
+    return std::make_unique<UdpTransport>(std::move(endpoint), session, blobs);
 }
 
 }  // namespace bsp::rt

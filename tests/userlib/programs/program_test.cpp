@@ -3,6 +3,8 @@
 // expected output, exit status, and no process left behind.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include <string>
@@ -31,8 +33,8 @@ ProgramResult run(const char *name, int nprocs, std::vector<std::string> args = 
 #endif
     argv.push_back(program(name));
     argv.insert(argv.end(), args.begin(), args.end());
-    env.emplace_back("BSP_NPROCS", std::to_string(nprocs));
-    env.emplace_back("BSP_TRANSPORT", "udp");
+    // Defaults first: the test's own variables are set after them and win.
+    env.insert(env.begin(), {{"BSP_NPROCS", std::to_string(nprocs)}, {"BSP_TRANSPORT", "udp"}});
     return run_program(argv, env);
 }
 
@@ -316,5 +318,26 @@ TEST_F(UnderBsprun, TooManyProcessesForBspBegin) {
               "BSPlib error: bsp_begin on process 0: the job has 4 processes but bsp_begin "
               "asked for at most 3\n");
     EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(Programs, AfBspRequestedWithoutTheModuleIsAClearError) {
+    if (access("/sys/module/af_bsp/parameters/family", R_OK) == 0)
+        GTEST_SKIP() << "the af_bsp module is loaded here";
+    auto r = run("allsums_v1", 3, {}, {{"BSP_TRANSPORT", "afbsp"}});
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_begin on process 0: BSP_TRANSPORT=afbsp: the af_bsp module is "
+              "not loaded (/sys/module/af_bsp/parameters/family is missing)\n");
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(Programs, AutoChoosesUdpWithoutTheModule) {
+    if (access("/sys/module/af_bsp/parameters/family", R_OK) == 0)
+        GTEST_SKIP() << "the af_bsp module is loaded here";
+    auto r = run("allsums_v1", 2, {}, {{"BSP_TRANSPORT", "auto"}, {"BSP_VERBOSE", "1"}});
+    EXPECT_EQ(r.err.substr(0, 34), "bsp: nprocs=2 transport=udp schedu");
+    EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
 }
