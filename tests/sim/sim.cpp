@@ -129,7 +129,7 @@ void Node::cb_deliver(void *ctx, const bspe_delivery *d) {
     n->rx_bytes_held += d->msg_len;
     uint32_t len = d->msg_len;
     Sim &sim = n->sim_;
-    sim.push(sim.now_, [n, len, &sim] {
+    sim.push(sim.now_ + n->consume_delay_ns, [n, len, &sim] {
         n->rx_bytes_held -= len;
         sim.timed([&] { bspe_rx_consumed(n->ep_, len, sim.now_); });
     });

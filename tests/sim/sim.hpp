@@ -124,6 +124,7 @@ class Node {
     std::map<uint64_t, int> completed;
     std::vector<std::string> errors;  // protocol violations seen by callbacks
     uint64_t rx_bytes_held = 0;       // delivered bytes not yet consumed
+    uint64_t consume_delay_ns = 0;    // the reader consumes a message this long after delivery
     std::function<void(Node &, const Delivered &)> on_deliver;
     std::function<void(Node &, uint64_t serial, int status)> on_complete;
     std::function<void(Node &, int peer, int rail, int up)> on_rail_event;

@@ -1,0 +1,205 @@
+// Endpoint behaviour around the protocol core: pacing, unreachable peers, channel close,
+// refused placements, automatic channels, receive budget.
+#include <cstring>
+
+#include "engine_test_util.hpp"
+
+using namespace bspsim;
+using namespace enginetest;
+
+// Pacing enforces the rate the messaging layer chose: 1 MB at 100 MB/s cannot leave before
+// 10 ms of (simulated) time, while the unpaced link would send it in about 1 ms.
+TEST(Endpoint, PacingLimitsTheRate) {
+    Sim sim(net(2, 1), test_cfg());
+    uint64_t last_tx = 0;
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_DATA && w.src == 0)
+            last_tx = sim.now();
+    };
+    bspe_set_pacing(sim.node(0).ep(), 100ull * 1000 * 1000, 0);
+    for (int k = 0; k < 4; k++)
+        sim.send(0, 1, Sim::pattern(0, 1, k, 250000));
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    // 1000 packets of 1056 bytes on the wire budget: 10.56 ms, minus the initial burst
+    EXPECT_GE(last_tx, 10 * kMs);
+    EXPECT_LE(last_tx, 11 * kMs);
+    bspe_set_pacing(sim.node(0).ep(), 0, sim.now());
+    uint64_t start = sim.now();
+    for (int k = 0; k < 4; k++)
+        sim.send(0, 1, Sim::pattern(0, 1, 10 + k, 250000));
+    ASSERT_TRUE(sim.run_until_idle(start + 100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_LE(last_tx - start, 2 * kMs);
+}
+
+// With every rail to a node dead (as the rail layer reports), messages wait, then fail with
+// -EHOSTUNREACH after unreach_ns, each exactly once; new sends are refused.
+TEST(Endpoint, UnreachablePeerFailsMessages) {
+    NetCfg n = net(2, 1);
+    RailDeath d;
+    d.node = 1;
+    d.rail = 0;
+    d.at = 0;
+    d.notify_after = 1 * kUs;
+    n.deaths.push_back(d);
+    bspe_cfg c = test_cfg();
+    c.unreach_ns = 500 * kMs;
+    Sim sim(n, c);
+    sim.run_until(10 * kUs);
+    uint64_t a = sim.send(0, 1, Sim::pattern(0, 1, 0, 5000));
+    uint64_t b = sim.send(0, 1, Sim::pattern(0, 1, 1, 100));
+    sim.run_until(400 * kMs);
+    EXPECT_EQ(sim.node(0).completed.count(a), 0u);
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.node(0).completed[a], -EHOSTUNREACH);
+    EXPECT_EQ(sim.node(0).completed[b], -EHOSTUNREACH);
+    EXPECT_EQ(sim.node(0).stats().msgs_failed, 2u);
+    EXPECT_EQ(sim.node(0).stats().data_tx, 0u);
+    int tag;
+    EXPECT_EQ(bspe_send(sim.node(0).ep(), sim.node(0).chan_to(1), &tag, 10, 0, sim.now()),
+              -EHOSTUNREACH);
+    EXPECT_TRUE(sim.node(0).errors.empty());
+}
+
+// A single rail that silently stops: the sender's probes go unanswered; after unreach_ns
+// without progress the messages fail rather than wait forever.
+TEST(Endpoint, SilentSingleRailGivesUp) {
+    NetCfg n = net(2, 1);
+    RailDeath d;
+    d.node = 1;
+    d.rail = 0;
+    d.at = 0;
+    n.deaths.push_back(d);
+    bspe_cfg c = test_cfg();
+    c.unreach_ns = 1000 * kMs;
+    Sim sim(n, c);
+    uint64_t a = sim.send(0, 1, Sim::pattern(0, 1, 0, 5000));
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.node(0).completed[a], -EHOSTUNREACH);
+    bspe_stats s = sim.node(0).stats();
+    EXPECT_GE(s.timeouts, uint64_t(c.rail_fail_probes) + 1);
+    EXPECT_EQ(s.rail_down, 0u);  // the only rail is never declared dead by the engine
+}
+
+// Closing a channel completes pending messages with -ECONNRESET and aborts reassembly.
+TEST(Endpoint, CloseAbortsBothDirections) {
+    Sim sim(net(2, 1), test_cfg());
+    sim.drop_filter = [](const WirePkt &w) { return w.type == BSPE_T_DATA && w.frag_off == 2000; };
+    uint64_t a = sim.send(0, 1, Sim::pattern(0, 1, 0, 5000));
+    sim.run_until(30 * kUs);  // node 1 holds a partial message, node 0 an unacked one
+    Node &n1 = sim.node(1);
+    EXPECT_EQ(bspe_chan_close(n1.ep(), n1.chan_to(0), sim.now()), 0);
+    EXPECT_EQ(bspe_chan_close(sim.node(0).ep(), sim.node(0).chan_to(1), sim.now()), 0);
+    EXPECT_EQ(sim.node(0).completed[a], -ECONNRESET);
+    EXPECT_TRUE(n1.delivered.empty());
+    EXPECT_TRUE(n1.errors.empty());
+}
+
+// The caller may refuse to place a fragment (no memory): it is counted and not acknowledged,
+// so the sender resends it and the message still arrives intact.
+TEST(Endpoint, RefusedPlacementIsRecovered) {
+    // Exercise the engine directly: two endpoints, packets moved by hand.
+    bspe_cfg c = test_cfg();
+    c.port = 1;
+    std::vector<bspe_xmit> out;
+    std::vector<std::vector<uint8_t>> placed(1, std::vector<uint8_t>(3000));
+    int delivered = 0, refused = 1;
+    struct Ctx {
+        std::vector<bspe_xmit> *out;
+        std::vector<std::vector<uint8_t>> *placed;
+        int *delivered, *refused;
+    } ctx{&out, &placed, &delivered, &refused};
+    bspe_ops ops = {
+        [](void *cx, const bspe_xmit *x) { static_cast<Ctx *>(cx)->out->push_back(*x); },
+        [](void *cx, const bspe_rx_frag *f) -> int {
+            auto *k = static_cast<Ctx *>(cx);
+            if (f->off == 1000 && *k->refused > 0) {
+                --*k->refused;
+                return -ENOMEM;
+            }
+            std::memcpy((*k->placed)[0].data() + f->off, f->data, f->len);
+            return 0;
+        },
+        [](void *cx, const bspe_delivery *) { ++*static_cast<Ctx *>(cx)->delivered; },
+        nullptr,
+        [](void *, void *, int) {},
+        [](void *, uint64_t) {},
+        nullptr,
+    };
+    std::vector<uint64_t> ma(bspe_mem_size(&c) / 8 + 1), mb(ma.size());
+    c.node = 0;
+    bspe_ep *a = bspe_init(ma.data(), ma.size() * 8, &c, &ops, &ctx);
+    c.node = 1;
+    bspe_ep *b = bspe_init(mb.data(), mb.size() * 8, &c, &ops, &ctx);
+    int ca = bspe_chan_open(a, 1, 1, 0, nullptr), cb = bspe_chan_open(b, 0, 1, 0, nullptr);
+    ASSERT_GE(ca, 0);
+    ASSERT_GE(cb, 0);
+    auto msg = Sim::pattern(0, 1, 0, 3000);
+    ASSERT_EQ(bspe_send(a, ca, msg.data(), 3000, 0, 0), 0);
+    auto move = [&](bspe_ep *to, uint64_t now) {
+        auto pkts = out;
+        out.clear();
+        for (auto &x : pkts) {
+            std::vector<uint8_t> p(BSPE_HDR_LEN + x.len);
+            std::memcpy(p.data(), x.hdr, BSPE_HDR_LEN);
+            if (x.len)
+                std::memcpy(p.data() + BSPE_HDR_LEN, static_cast<uint8_t *>(x.msg) + x.off, x.len);
+            bspe_csum_fill(p.data(), p.data() + BSPE_HDR_LEN, x.len);
+            bspe_rx(to, x.rail, p.data(), static_cast<uint32_t>(p.size()), now);
+        }
+    };
+    move(b, 10);  // fragment 1 refused: a hole for the sender
+    bspe_stats sb;
+    bspe_stats_get(b, -1, -1, &sb);
+    EXPECT_EQ(sb.drops[BSPE_DROP_NOMEM], 1u);
+    EXPECT_EQ(delivered, 0);
+    bspe_expect(b, cb, 1, 10);
+    bspe_timer(b, 10 + 100 * kUs);  // b prods with ack 1 / eoh 2
+    ASSERT_EQ(out.size(), 1u);
+    move(a, 20 + 100 * kUs);  // a resends fragment 1
+    ASSERT_EQ(out.size(), 1u);
+    move(b, 30 + 100 * kUs);
+    EXPECT_EQ(delivered, 1);
+    EXPECT_EQ(placed[0], msg);
+    bspe_fini(a);
+    bspe_fini(b);
+}
+
+// Unknown senders get a channel when the endpoint allows it.
+TEST(Endpoint, AutoOpenChannel) {
+    bspe_cfg c = test_cfg();
+    c.flags |= BSPE_CFG_AUTO_OPEN;
+    NetCfg n = net(3, 1);
+    Sim sim(n, c);
+    Node &n2 = sim.node(2);
+    bspe_chan_close(n2.ep(), n2.chan_to(0), 0);
+    EXPECT_EQ(bspe_chan_find(n2.ep(), 0, 1), -ENOENT);
+    sim.send(0, 2, Sim::pattern(0, 2, 0, 3000));
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_GE(bspe_chan_find(n2.ep(), 0, 1), 0);
+}
+
+// When the receive budget is exhausted only the next expected message is accepted: later
+// messages are refused (counted) and recovered after the reader consumed.
+TEST(Endpoint, LowBuffersAcceptOnlyNextExpected) {
+    bspe_cfg c = test_cfg();
+    c.rcvbuf = 8000;
+    Sim sim(net(3, 1), c);
+    sim.node(2).consume_delay_ns = 300 * kUs;  // a slow reader
+    // message 0 from node 0 loses a fragment, so its later messages are not next expected
+    sim.drop_filter = [](const WirePkt &w) {
+        return w.type == BSPE_T_DATA && w.src == 0 && w.msg_id == 0 && w.frag_off == 2000 &&
+               !(w.flags & BSPE_F_RETX);
+    };
+    for (int k = 0; k < 6; k++) {
+        sim.send(0, 2, Sim::pattern(0, 2, k, 5000));
+        sim.send(1, 2, Sim::pattern(1, 2, k, 5000));
+    }
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    bspe_stats s = sim.node(2).stats();
+    EXPECT_GT(s.drops[BSPE_DROP_NOBUFS], 0u);
+    EXPECT_EQ(s.msgs_rx, 12u);
+}
