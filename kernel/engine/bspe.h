@@ -324,11 +324,14 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 
 /*
  * A packet of @len bytes (starting with struct bspe_hdr, payload following
- * contiguously) arrived on @rail. Returns 0 if it was used (even partly, e.g.
- * only its acknowledgment fields) or a negative errno when it was refused
- * entirely (-EBADMSG malformed, -EPROTONOSUPPORT version, -ENOBUFS windows or
- * buffers, -EALREADY duplicate, -ENOENT no channel); every refusal is
- * counted in drops[]. Invalid input never changes engine state.
+ * contiguously) arrived on @rail. Returns 0 if it was accepted, else a
+ * negative errno, every refusal counted in drops[]:
+ * -EBADMSG (malformed, bad checksum, misaddressed, impossible epoch),
+ * -EPROTONOSUPPORT (version), -ENOENT (unknown sender): invalid, and invalid
+ * input never changes engine state;
+ * -ENOBUFS (outside a window, receive buffers low), -EALREADY (duplicate),
+ * or rx_data's error: a valid packet whose data was not taken; its
+ * acknowledgment fields and epoch were still processed.
  */
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now);
 

@@ -147,7 +147,7 @@ struct bspe_chan {
 	u8	rail_up;		/* bitmask of live rails to the node */
 	u8	ack_rr;			/* round-robin piggyback rail */
 	u8	expecting;
-	u8	prod_early;		/* last prod round may show "early" */
+	u8	prod_pending;		/* last prod round not answered yet */
 	u8	tx_rr;
 	u8	pad[3];
 	struct bspe_srail srail[BSPE_MAX_RAILS];

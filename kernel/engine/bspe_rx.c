@@ -335,6 +335,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	ch->last_rx = now;
 	ep->last_rx_any = now;
 	ch->prod_ivl = ch->srtt;
+	ch->prod_pending = 0;
 	bspe_deliver_ready(ep, ch);
 	return 0;
 dup:
@@ -390,12 +391,12 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		return;
 	}
 	st->acks_rx++;
-	if (!(k->flags & BSPE_F_REPLY) || !ch->prod_early)
+	if (!(k->flags & BSPE_F_REPLY) || !ch->prod_pending)
 		return;
+	ch->prod_pending = 0;
 	bspe_rtt_sample(ep, ch, now - ch->last_prod);
 	/* The prodded sender had nothing more: we only ran ahead. */
 	if (k->seq == rr->rcv_nxt && !rr->ooo) {
-		ch->prod_early = 0;
 		st->prods_early++;
 		ch->prod_ivl = bspe_min64(2 * ch->prod_ivl,
 					  ep->cfg.prod_max_ns);

@@ -38,6 +38,8 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 		if (rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt))
 			*rails |= (u8)(1u << r);
 	}
+	/* A dead rail's holes are filled by failover on the others. */
+	*rails &= ch->rail_up;
 	if (*rails)
 		return 1;
 	for (i = 0; i < ep->cfg.msg_wnd && !need; i++)
@@ -194,12 +196,16 @@ static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 
 	if (!bspe_needs_data(ep, ch, &rails))
 		return;
+	/* The previous prod got no answer at all: back off as well. */
+	if (ch->prod_pending)
+		ch->prod_ivl = bspe_min64(2 * ch->prod_ivl,
+					  ep->cfg.prod_max_ns);
 	for (r = 0; r < ep->cfg.nrails; r++)
 		if (rails & (1u << r))
 			bspe_send_ctrl(ep, ch, BSPE_T_PROD, 0, (u8)r, (u8)r,
 				       now);
 	ch->last_prod = now;
-	ch->prod_early = 1;
+	ch->prod_pending = 1;
 }
 
 static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
