@@ -433,7 +433,6 @@ void Supervisor::loop() {
         }
         if (kill_at_ && now >= *kill_at_) {
             kill_at_.reset();
-            killed_ = true;
             for (auto &c : children_) {
                 if (c.os_pid > 0) {
                     ::kill(-c.os_pid, SIGKILL);
@@ -586,7 +585,6 @@ void Supervisor::on_signal(int sig) {
                 ::kill(-c.os_pid, SIGKILL);
             }
         }
-        killed_ = true;
         return;
     }
     signal_groups(sig, false);

@@ -69,7 +69,6 @@ class Supervisor {
     std::optional<Clock::time_point> kill_at_;      // SIGKILL what is left
     std::optional<Clock::time_point> deadline_;     // --timeout
     std::optional<Clock::time_point> drain_until_;  // output of exited processes' children
-    bool killed_ = false;
     int signals_seen_ = 0;
     bool zero_exit_unjoined_ = false;
     int zero_exit_pid_ = -1;
