@@ -10,6 +10,8 @@
 #   - still passes a clean case run after those splats (attribution);
 #   - fails a case by exit status, by per-case timeout, by leaving a
 #     namespace or a process behind; reports an exit-77 case as skipped;
+#   - fails a case stuck in the kernel that its timeout cannot kill, and
+#     stops the run there;
 #   - stops after the first failure unless --keep-going;
 #   - fails the whole run when --timeout expires (QEMU killed);
 #   - exits 0 on a clean run.
@@ -83,11 +85,12 @@ echo "selftest: built $SPLAT/bspvm_splat.ko for $KVER"
 
 # ------------------------------------------------ run 1: every outcome
 out=$OUTDIR/run1.out
-echo "selftest: run 1 (splats, failures, timeout, leftovers, skip; --keep-going)"
+echo "selftest: run 1 (splats, failures, timeouts, leftovers, skip; --keep-going)"
 "$RUNVM" --keep-going --case-timeout 20 \
 	"$CASES/splat_warn.sh" "$CASES/pass.sh" "$CASES/splat_refcount.sh" \
 	"$CASES/skip.sh" "$CASES/splat_redzone.sh" "$CASES/fail.sh" \
-	"$CASES/hang.sh" "$CASES/leak.sh" >"$out" 2>&1
+	"$CASES/hang.sh" "$CASES/leak.sh" "$CASES/stuck.sh" \
+	"$CASES/after_stuck.sh" >"$out" 2>&1
 rc=$?
 check_rc "run with failing cases exits non-zero" $rc nonzero
 check "WARN_ON case fails" "$out" '^FAIL splat_warn \(.*kernel splat'
@@ -102,9 +105,11 @@ check "exit 3 is a failure" "$out" '^FAIL fail \(.*exit status 3'
 check "case timeout is a failure" "$out" '^FAIL hang \(.*timed out after 20s'
 check "left-behind namespace is a failure" "$out" '^FAIL leak \(.*left behind: netns n0'
 check "left-behind process is a failure" "$out" '^FAIL leak \(.*processes: [0-9]+ sleep 100000'
-check "summary counts" "$out" '^1 passed, 6 failed, 1 skipped$'
+check "unkillable case fails" "$out" '^FAIL stuck \(.*could not be killed'
+check "run stops after an unkillable case, even with --keep-going" "$out" '^not run: after_stuck$'
+check "summary counts" "$out" '^1 passed, 7 failed, 1 skipped$'
 last=$(tail -n 1 "$out")
-if [ "$last" = "1 passed, 6 failed, 1 skipped" ]; then
+if [ "$last" = "1 passed, 7 failed, 1 skipped" ]; then
 	ok "summary is the last line"
 else
 	not_ok "summary is the last line (last line: '$last')"

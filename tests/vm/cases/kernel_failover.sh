@@ -63,6 +63,22 @@ transfer_with "receiver rail 1 cut at the switch" \
 	"ip link set n1r1 down" "ip link set n1r1 up"
 bsp_wait_peers 1
 
+# messages in flight to a node whose rails all die fail with EHOSTUNREACH
+# after unreach_ms (2 s) and the sender learns it (SO_ERROR, tx_errors)
+ip netns exec n1 "$XFER" recv 7303 1 1000 fixed:1048576 >/dev/null 2>&1 &
+rcv=$!
+sleep 0.3
+ip netns exec n0 "$XFER" strand 2 7303 8 >"$tmp/strand" 2>&1 &
+spid=$!
+for ((t = 0; t < 100; t++)); do grep -q '^sent' "$tmp/strand" && break; sleep 0.1; done
+grep -q '^sent' "$tmp/strand" || fail "strand: sending did not finish: $(cat "$tmp/strand")"
+ip link set n1r0 down
+ip link set n1r1 down
+wait "$spid" || fail "stranded messages: $(cat "$tmp/strand")"
+cat "$tmp/strand"
+kill "$rcv" 2>/dev/null
+wait "$rcv" 2>/dev/null
+
 # a node with every rail dead is unreachable, in bounded time
 ip link set n1r0 down
 ip link set n1r1 down

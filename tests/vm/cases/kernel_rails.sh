@@ -15,7 +15,9 @@ log "2 nodes discovered each other on 2 rails"
 # ip sees the master and its rails
 expect_eq "$(ip -n n0 -o link show master bsp0 | awk -F': ' '{sub(/@.*/, "", $2); print $2}' | xargs)" \
 	"eth0 eth1" "rails of bsp0 in n0"
-ip -n n0 -d link show bsp0 | grep -q 'bsp' || fail "ip -d link show bsp0 does not show kind bsp"
+kind=$(ip -n n0 -d -j link show bsp0 |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["linkinfo"]["info_kind"])')
+expect_eq "$kind" bsp "link kind of bsp0 (ip -d link show)"
 ip -n n0 link show bsp0 | grep -q 'LOWER_UP' || fail "bsp0 has no carrier with 2 rails up"
 
 # one master per namespace; rails must be Ethernet; a rail is taken once

@@ -29,6 +29,5 @@ expect_eq "$(echo "$out" | grep -c ': echoed$')" 10 "echoed messages of bsp_ping
 # the namespace's sockets are gone: nothing left in /proc
 left=$(ip netns exec ksock awk 'NR > 1' /proc/net/af_bsp/sockets | wc -l)
 expect_eq "$left" 0 "sockets left in /proc/net/af_bsp/sockets"
-ip netns del ksock
-af_bsp_unload
+bsp_unload
 exit 0

@@ -66,19 +66,33 @@ leftovers()
 	[ ${#found[@]} -gt 0 ] && echo "${found[*]}"
 }
 
-# leftover_processes PGID: processes the case left running in its process
-# group; prints them and kills them.
+# procs_in_group PGID: "pid args" of the processes in a process group, comma
+# separated.
+procs_in_group()
+{
+	ps -e -o pgid=,pid=,args= 2>/dev/null |
+		awk -v g="$1" '$1 == g { $1 = ""; sub(/^ /, ""); print }' |
+		tr '\n' ',' | sed 's/,$//'
+}
+
+# leftover_processes PGID: set LEFT_PROCS to the processes the case left
+# running in its process group and kill them; set STUCK_PROCS to those that
+# survive SIGKILL for 5 s (stuck in the kernel).
 leftover_processes()
 {
-	local pgid=$1 list
+	local pgid=$1 t
 
+	LEFT_PROCS=
+	STUCK_PROCS=
 	[[ "$pgid" =~ ^[0-9]+$ ]] || return 0
-	list=$(ps -e -o pgid=,pid=,args= 2>/dev/null |
-		awk -v g="$pgid" '$1 == g { $1 = ""; sub(/^ /, ""); print }' |
-		tr '\n' ',' | sed 's/,$//')
-	[ -n "$list" ] || return 0
+	LEFT_PROCS=$(procs_in_group "$pgid")
+	[ -n "$LEFT_PROCS" ] || return 0
 	kill -KILL -- "-$pgid" 2>/dev/null
-	echo "$list"
+	for ((t = 0; t < 10; t++)); do
+		STUCK_PROCS=$(procs_in_group "$pgid")
+		[ -n "$STUCK_PROCS" ] || return 0
+		read -r -t 0.5 _ <>"$WATCHDOG_FIFO"
+	done
 }
 
 record()
@@ -95,6 +109,12 @@ if [ -n "$bootsplat" ]; then
 	echo "bspvm: kernel log has splats already after boot:"
 	printf '%s\n' "$bootsplat" | sed 's/^/    /'
 fi
+
+WATCHDOG_FIFO=/tmp/bspvm/.watchdog
+mkdir -p /tmp/bspvm
+mkfifo "$WATCHDOG_FIFO"
+# The watchdog's signal interrupts "wait" for a stuck case.
+trap 'stuck=1' USR1
 
 stop=0
 while IFS=$'\t' read -r name path <&3; do
@@ -117,9 +137,32 @@ while IFS=$'\t' read -r name path <&3; do
 		exec env BSPVM_REPO="$BSPVM_REPO" BSPVM_KVER="$BSPVM_KVER" \
 			BSPVM_CASE="$name" BSPVM_SCRATCH="$scratch" \
 			BSPVM_VERBOSE="$BSPVM_VERBOSE" TMPDIR="$scratch" \
-			timeout -k 10 "$BSPVM_CASE_TIMEOUT" bash "$path" </dev/null
-	) 2>&1 | tee "$RUNDIR/$name.log" | sed -u "s/^/[$name] /"
-	rc=${PIPESTATUS[0]}
+			timeout -k 10 "$BSPVM_CASE_TIMEOUT" bash "$path"
+	) </dev/null >"$RUNDIR/$name.log" 2>&1 &
+	cpid=$!
+	# Live output. The case writes to a file, not a pipe: a process stuck
+	# in the kernel cannot keep the runner waiting for end of file.
+	tail -s 0.2 -n +1 -f --pid="$cpid" "$RUNDIR/$name.log" |
+		sed -u "s/^/[$name] /" &
+	tpid=$!
+	# Watchdog: timeout(1) cannot end a case stuck in the kernel (D state).
+	# Without processes of its own (read -t on a FIFO) so it can be killed.
+	stuck=0
+	(
+		read -r -t "$((BSPVM_CASE_TIMEOUT + 30))" _ <>"$WATCHDOG_FIFO"
+		kill -USR1 $$
+	) &
+	wpid=$!
+	wait "$cpid"
+	rc=$?
+	if [ "$stuck" = 1 ]; then
+		rc=124
+		kill "$tpid" 2>/dev/null
+	else
+		kill "$wpid" 2>/dev/null
+		wait "$tpid" 2>/dev/null
+	fi
+	wait "$wpid" 2>/dev/null
 	secs=$(($(date +%s) - start))
 	kmsg "case $name end rc=$rc"
 	dmesg | tail -n +"$((before + 1))" >"$RUNDIR/$name.dmesg"
@@ -130,10 +173,21 @@ while IFS=$'\t' read -r name path <&3; do
 	124 | 137) st=FAIL why="timed out after ${BSPVM_CASE_TIMEOUT}s" ;;
 	*) st=FAIL why="exit status $rc" ;;
 	esac
-	left=$(leftovers)
-	procs=$(leftover_processes "$(cat "$pgidfile")")
-	if [ -n "$procs" ]; then
-		left="${left:+$left }processes: $procs"
+	left=
+	if [ "$stuck" = 0 ]; then
+		leftover_processes "$(cat "$pgidfile" 2>/dev/null)"
+		[ -z "$STUCK_PROCS" ] || stuck=1
+	fi
+	if [ "$stuck" = 1 ]; then
+		# The kernel is wedged: checking or cleaning up could hang too.
+		st=FAIL
+		why="${why:+$why; }processes could not be killed (stuck in the kernel?)${STUCK_PROCS:+: $STUCK_PROCS}; run stopped"
+		stop=1
+	else
+		left=$(leftovers)
+		if [ -n "$LEFT_PROCS" ]; then
+			left="${left:+$left }processes: $LEFT_PROCS"
+		fi
 	fi
 	rm -f "$pgidfile"
 	if [ -n "$left" ]; then

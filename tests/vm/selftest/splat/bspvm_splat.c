@@ -8,6 +8,9 @@
  *   refcount  refcount_t decremented to 0 ("decrement hit 0; leaking memory")
  *   redzone   one byte written past a kmalloc() object; with slub_debug=FZPU
  *             SLUB reports "Redzone overwritten" when the object is freed
+ *   stuck     insmod sleeps uninterruptibly for stuck_ms milliseconds, so
+ *             neither timeout(1) nor SIGKILL can end it (tests the runner's
+ *             watchdog for cases stuck in the kernel)
  *   none      nothing (the module loads and unloads cleanly)
  *
  * Every kind leaves the kernel usable: SLUB repairs the red zone, the
@@ -19,10 +22,15 @@
 #include <linux/refcount.h>
 #include <linux/string.h>
 #include <linux/bug.h>
+#include <linux/delay.h>
 
 static char *kind = "warn";
 module_param(kind, charp, 0444);
-MODULE_PARM_DESC(kind, "report to produce at load: warn, refcount, redzone, none");
+MODULE_PARM_DESC(kind, "report to produce at load: warn, refcount, redzone, stuck, none");
+
+static unsigned int stuck_ms = 90000;
+module_param(stuck_ms, uint, 0444);
+MODULE_PARM_DESC(stuck_ms, "how long kind=stuck blocks insmod, in milliseconds");
 
 static noinline void bspvm_splat_redzone(void)
 {
@@ -48,6 +56,8 @@ static int __init bspvm_splat_init(void)
 		refcount_dec(&ref);
 	} else if (!strcmp(kind, "redzone")) {
 		bspvm_splat_redzone();
+	} else if (!strcmp(kind, "stuck")) {
+		msleep(stuck_ms);
 	} else if (strcmp(kind, "none")) {
 		pr_err("bspvm_splat: unknown kind '%s'\n", kind);
 		return -EINVAL;

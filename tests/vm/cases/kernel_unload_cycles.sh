@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# 20 load/unload cycles, each with a bsp device and a rail in two
+# namespaces and a bound socket (engine endpoint) created and closed in
+# each; every fifth cycle also discovers the peer and carries messages over
+# the rail. Afterwards unreclaimable slab and vmalloc usage are back at
+# their baseline (measured after a warm-up cycle). The run fails on any
+# kernel splat (e.g. "Objects remaining in AF_BSP" at cache destruction).
+. "$BSPVM_REPO/tests/vm/lib/assert.sh"
+. "$BSPVM_REPO/tests/kernel/vmlib.sh"
+
+XFER=$(ktest_bin bsp_xfer)
+KO=$BSPVM_REPO/kernel/af_bsp.ko
+
+# ---- 20 load/unload cycles, slab and vmalloc back at baseline
+ip netns add u0
+ip netns add u1
+on_exit "ip netns del u0; ip netns del u1"
+ip link add u0e type veth peer name u1e
+ip link set u0e netns u0
+ip link set u1e netns u1
+
+cycle()
+{
+	local n
+
+	insmod "$KO" || fail "insmod (cycle $1)"
+	for n in u0 u1; do
+		printf '%s\n' "link add bsp0 type bsp" "link set ${n}e master bsp0" \
+			"link set ${n}e up" "link set bsp0 up" |
+			ip -n $n -batch - || fail "bsp0 in $n (cycle $1)"
+	done
+	# node ids, and a bound socket (engine endpoint) in each namespace
+	ip netns exec u0 sh -c "echo 1 > /proc/sys/net/bsp/node_id && $XFER unreachable 0x7777 1" ||
+		fail "socket in u0 (cycle $1)"
+	ip netns exec u1 sh -c "echo 2 > /proc/sys/net/bsp/node_id && $XFER unreachable 0x7777 1" ||
+		fail "socket in u1 (cycle $1)"
+	if [ $(($2 % 5)) = 0 ]; then
+		# peers discovered, then messages over the rail
+		for ((t = 0; t < 50; t++)); do
+			ip netns exec u0 awk '$1 == 2 && $4 == "up"' /proc/net/af_bsp/peers | grep -q . && break
+			sleep 0.1
+		done
+		ip netns exec u1 "$XFER" recv 7600 1 5 cycle:100000 >/dev/null &
+		sleep 0.2
+		ip netns exec u0 "$XFER" send 2 7600 5 cycle:100000 >/dev/null || fail "send (cycle $1)"
+		wait $! || fail "recv (cycle $1)"
+	fi
+	bsp_unload
+}
+
+meminfo()
+{
+	awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo
+}
+
+cycle warmup 0
+sleep 1
+slab0=$(meminfo SUnreclaim)
+vm0=$(meminfo VmallocUsed)
+for ((c = 1; c <= 20; c++)); do
+	cycle "$c" "$c"
+done
+sleep 1
+slab1=$(meminfo SUnreclaim)
+vm1=$(meminfo VmallocUsed)
+log "unreclaimable slab ${slab0} -> ${slab1} kB, vmalloc ${vm0} -> ${vm1} kB after 20 cycles"
+[ $((slab1 - slab0)) -lt 512 ] || fail "unreclaimable slab grew by $((slab1 - slab0)) kB over 20 cycles"
+[ $((vm1 - vm0)) -lt 512 ] || fail "vmalloc grew by $((vm1 - vm0)) kB over 20 cycles"
+exit 0
