@@ -28,181 +28,240 @@
 namespace {
 
 struct Sizes {
-  std::vector<size_t> ladder;
-  size_t fixed = 0;
-  size_t cycle = 0;
+    std::vector<size_t> ladder;
+    size_t fixed = 0;
+    size_t cycle = 0;
 
-  size_t at(uint32_t i) const {
-    if (!ladder.empty()) return ladder[i % ladder.size()];
-    if (cycle) return 1 + (size_t(i) * 7919) % cycle;
-    return fixed;
-  }
-  size_t max() const {
-    if (!ladder.empty()) return BSP_MSG_MAX;
-    return cycle ? cycle : fixed;
-  }
+    size_t at(uint32_t i) const {
+        if (!ladder.empty())
+            return ladder[i % ladder.size()];
+        if (cycle)
+            return 1 + (size_t(i) * 7919) % cycle;
+        return fixed;
+    }
+    size_t max() const {
+        if (!ladder.empty())
+            return BSP_MSG_MAX;
+        return cycle ? cycle : fixed;
+    }
 };
 
 Sizes parse_sizes(const std::string &s) {
-  Sizes z;
-  if (s == "ladder") {
-    z.ladder = {0,     1,     2,      3,      55,     56,     57,     1387,    1388,   1389,
-                1444,  1445,  2888,   2889,   4095,   4096,   4097,   9000,    65535,  65536,
-                65537, 99999, 131072, 262144, 500000, 524288, 786433, BSP_MSG_MAX};
-  } else if (s.rfind("fixed:", 0) == 0) {
-    z.fixed = std::strtoul(s.c_str() + 6, nullptr, 0);
-  } else if (s.rfind("cycle:", 0) == 0) {
-    z.cycle = std::strtoul(s.c_str() + 6, nullptr, 0);
-  } else {
-    std::fprintf(stderr, "bad SIZES %s\n", s.c_str());
-    std::exit(2);
-  }
-  if (z.max() > BSP_MSG_MAX) {
-    std::fprintf(stderr, "SIZES beyond BSP_MSG_MAX\n");
-    std::exit(2);
-  }
-  return z;
+    Sizes z;
+    if (s == "ladder") {
+        z.ladder = {0,     1,     2,      3,      55,     56,     57,     1387,       1388,  1389,
+                    1444,  1445,  2888,   2889,   4095,   4096,   4097,   9000,       65535, 65536,
+                    65537, 99999, 131072, 262144, 500000, 524288, 786433, BSP_MSG_MAX};
+    } else if (s.rfind("fixed:", 0) == 0) {
+        z.fixed = std::strtoul(s.c_str() + 6, nullptr, 0);
+    } else if (s.rfind("cycle:", 0) == 0) {
+        z.cycle = std::strtoul(s.c_str() + 6, nullptr, 0);
+    } else {
+        std::fprintf(stderr, "bad SIZES %s\n", s.c_str());
+        std::exit(2);
+    }
+    if (z.max() > BSP_MSG_MAX) {
+        std::fprintf(stderr, "SIZES beyond BSP_MSG_MAX\n");
+        std::exit(2);
+    }
+    return z;
 }
 
 void print_stats(int fd, const char *who) {
-  bsp_sock_stats st{};
-  socklen_t sl = sizeof(st);
-  if (getsockopt(fd, SOL_BSP, BSP_SOCK_STATS, &st, &sl) != 0) {
-    std::perror("BSP_SOCK_STATS");
-    return;
-  }
-  std::printf("%s stats: tx_msgs %llu rx_msgs %llu tx_remote %llu rx_remote %llu tx_errors %llu "
-              "pkts_tx %llu pkts_rx %llu retransmits %llu failovers %llu acks_tx %llu acks_rx %llu "
-              "rx_dropped %llu\n",
-              who, (unsigned long long)st.tx_msgs, (unsigned long long)st.rx_msgs,
-              (unsigned long long)st.tx_remote_msgs, (unsigned long long)st.rx_remote_msgs,
-              (unsigned long long)st.tx_errors, (unsigned long long)st.pkts_tx,
-              (unsigned long long)st.pkts_rx, (unsigned long long)st.retransmits,
-              (unsigned long long)st.failovers, (unsigned long long)st.acks_tx,
-              (unsigned long long)st.acks_rx, (unsigned long long)st.rx_dropped);
+    bsp_sock_stats st{};
+    socklen_t sl = sizeof(st);
+    if (getsockopt(fd, SOL_BSP, BSP_SOCK_STATS, &st, &sl) != 0) {
+        std::perror("BSP_SOCK_STATS");
+        return;
+    }
+    std::printf(
+        "%s stats: tx_msgs %llu rx_msgs %llu tx_remote %llu rx_remote %llu tx_errors %llu "
+        "pkts_tx %llu pkts_rx %llu retransmits %llu failovers %llu acks_tx %llu acks_rx %llu "
+        "rx_dropped %llu\n",
+        who, (unsigned long long)st.tx_msgs, (unsigned long long)st.rx_msgs,
+        (unsigned long long)st.tx_remote_msgs, (unsigned long long)st.rx_remote_msgs,
+        (unsigned long long)st.tx_errors, (unsigned long long)st.pkts_tx,
+        (unsigned long long)st.pkts_rx, (unsigned long long)st.retransmits,
+        (unsigned long long)st.failovers, (unsigned long long)st.acks_tx,
+        (unsigned long long)st.acks_rx, (unsigned long long)st.rx_dropped);
 }
 
 int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
-  int fd = ktest::bound_socket(port);
-  int big = 16 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
-  std::vector<uint8_t> buf(sizes.max() + 1);
-  std::map<std::pair<uint32_t, uint16_t>, uint32_t> next;
-  uint64_t total = 0, bytes = 0;
-  const uint64_t want = uint64_t(senders) * msgs;
-  while (total < want) {
-    sockaddr_bsp from{};
-    socklen_t fl = sizeof(from);
-    ssize_t r = recvfrom(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr *>(&from), &fl);
-    if (r < 0) {
-      std::perror("recvfrom");
-      return 1;
+    int fd = ktest::bound_socket(port);
+    int big = 16 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    std::vector<uint8_t> buf(sizes.max() + 1);
+    std::map<std::pair<uint32_t, uint16_t>, uint32_t> next;
+    uint64_t total = 0, bytes = 0;
+    const uint64_t want = uint64_t(senders) * msgs;
+    while (total < want) {
+        sockaddr_bsp from{};
+        socklen_t fl = sizeof(from);
+        ssize_t r =
+            recvfrom(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr *>(&from), &fl);
+        if (r < 0) {
+            std::perror("recvfrom");
+            return 1;
+        }
+        auto key = std::make_pair(from.sbsp_node, from.sbsp_port);
+        if (!next.count(key) && next.size() == size_t(senders)) {
+            std::fprintf(stderr, "message from unexpected sender %u:%u\n", key.first, key.second);
+            return 1;
+        }
+        uint32_t i = next[key]++;
+        if (i >= msgs) {
+            std::fprintf(stderr, "sender %u:%u: more than %u messages (duplicate?)\n", key.first,
+                         key.second, msgs);
+            return 1;
+        }
+        if (size_t(r) != sizes.at(i)) {
+            std::fprintf(stderr,
+                         "sender %u:%u message %u: %zd bytes, expected %zu (order or loss)\n",
+                         key.first, key.second, i, r, sizes.at(i));
+            return 1;
+        }
+        long bad = ktest::verify(buf.data(), size_t(r), from.sbsp_node ^ from.sbsp_port, i);
+        if (bad >= 0) {
+            std::fprintf(stderr, "sender %u:%u message %u (%zd bytes): byte %ld wrong\n", key.first,
+                         key.second, i, r, bad);
+            return 1;
+        }
+        ++total;
+        bytes += size_t(r);
     }
-    auto key = std::make_pair(from.sbsp_node, from.sbsp_port);
-    if (!next.count(key) && next.size() == size_t(senders)) {
-      std::fprintf(stderr, "message from unexpected sender %u:%u\n", key.first, key.second);
-      return 1;
-    }
-    uint32_t i = next[key]++;
-    if (i >= msgs) {
-      std::fprintf(stderr, "sender %u:%u: more than %u messages (duplicate?)\n", key.first, key.second,
-                   msgs);
-      return 1;
-    }
-    if (size_t(r) != sizes.at(i)) {
-      std::fprintf(stderr, "sender %u:%u message %u: %zd bytes, expected %zu (order or loss)\n", key.first,
-                   key.second, i, r, sizes.at(i));
-      return 1;
-    }
-    long bad = ktest::verify(buf.data(), size_t(r), from.sbsp_node ^ from.sbsp_port, i);
-    if (bad >= 0) {
-      std::fprintf(stderr, "sender %u:%u message %u (%zd bytes): byte %ld wrong\n", key.first, key.second, i,
-                   r, bad);
-      return 1;
-    }
-    ++total;
-    bytes += size_t(r);
-  }
-  print_stats(fd, "recv");
-  std::printf("recv ok %llu %llu\n", (unsigned long long)total, (unsigned long long)bytes);
-  close(fd);
-  return 0;
+    print_stats(fd, "recv");
+    std::printf("recv ok %llu %llu\n", (unsigned long long)total, (unsigned long long)bytes);
+    close(fd);
+    return 0;
 }
 
 int send_one(uint32_t node, uint16_t port, uint32_t msgs, const Sizes &sizes) {
-  int fd = ktest::bound_socket(0);
-  int big = 4 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-  uint32_t me = ktest::node_id() ^ ktest::port_of(fd);
-  sockaddr_bsp to = ktest::addr(node, port);
-  std::vector<uint8_t> m;
-  for (uint32_t i = 0; i < msgs; ++i) {
-    m.resize(sizes.at(i));
-    ktest::fill(m, me, i);
-    ssize_t r = sendto(fd, m.data(), m.size(), 0, reinterpret_cast<sockaddr *>(&to), sizeof(to));
-    if (r != ssize_t(m.size())) {
-      std::fprintf(stderr, "send %u of %zu bytes: %zd (%s)\n", i, m.size(), r, strerror(errno));
-      return 1;
+    int fd = ktest::bound_socket(0);
+    int big = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    uint32_t me = ktest::node_id() ^ ktest::port_of(fd);
+    sockaddr_bsp to = ktest::addr(node, port);
+    std::vector<uint8_t> m;
+    for (uint32_t i = 0; i < msgs; ++i) {
+        m.resize(sizes.at(i));
+        ktest::fill(m, me, i);
+        ssize_t r =
+            sendto(fd, m.data(), m.size(), 0, reinterpret_cast<sockaddr *>(&to), sizeof(to));
+        if (r != ssize_t(m.size())) {
+            std::fprintf(stderr, "send %u of %zu bytes: %zd (%s)\n", i, m.size(), r,
+                         strerror(errno));
+            return 1;
+        }
     }
-  }
-  // close() lingers until every message is acknowledged (or fails); the
-  // receiver is the judge of what arrived.
-  print_stats(fd, "send");
-  close(fd);
-  return 0;
+    // close() lingers until every message is acknowledged (or fails); the
+    // receiver is the judge of what arrived.
+    print_stats(fd, "send");
+    close(fd);
+    return 0;
 }
 
 int do_send(uint32_t node, uint16_t port, uint32_t msgs, const Sizes &sizes, int sockets) {
-  std::vector<pid_t> pids;
-  for (int s = 0; s < sockets; ++s) {
-    pid_t pid = fork();
-    if (pid == 0) _exit(send_one(node, port, msgs, sizes));
-    pids.push_back(pid);
-  }
-  int bad = 0;
-  for (pid_t p : pids) {
-    int st = 0;
-    waitpid(p, &st, 0);
-    bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  }
-  if (!bad) std::printf("send ok %d x %u\n", sockets, msgs);
-  return bad ? 1 : 0;
+    std::vector<pid_t> pids;
+    for (int s = 0; s < sockets; ++s) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(send_one(node, port, msgs, sizes));
+        pids.push_back(pid);
+    }
+    int bad = 0;
+    for (pid_t p : pids) {
+        int st = 0;
+        waitpid(p, &st, 0);
+        bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    if (!bad)
+        std::printf("send ok %d x %u\n", sockets, msgs);
+    return bad ? 1 : 0;
 }
 
 // sendto and connect to NODE fail with EHOSTUNREACH at once.
 int do_unreachable(uint32_t node, uint16_t port) {
-  int fd = ktest::bound_socket(0);
-  sockaddr_bsp to = ktest::addr(node, port);
-  errno = 0;
-  ssize_t r = sendto(fd, "x", 1, 0, reinterpret_cast<sockaddr *>(&to), sizeof(to));
-  if (r != -1 || errno != EHOSTUNREACH) {
-    std::fprintf(stderr, "sendto node %u: %zd (%s), expected EHOSTUNREACH\n", node, r, strerror(errno));
-    return 1;
-  }
-  errno = 0;
-  int c = connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof(to));
-  if (c != -1 || errno != EHOSTUNREACH) {
-    std::fprintf(stderr, "connect node %u: %d (%s), expected EHOSTUNREACH\n", node, c, strerror(errno));
-    return 1;
-  }
-  close(fd);
-  return 0;
+    int fd = ktest::bound_socket(0);
+    sockaddr_bsp to = ktest::addr(node, port);
+    errno = 0;
+    ssize_t r = sendto(fd, "x", 1, 0, reinterpret_cast<sockaddr *>(&to), sizeof(to));
+    if (r != -1 || errno != EHOSTUNREACH) {
+        std::fprintf(stderr, "sendto node %u: %zd (%s), expected EHOSTUNREACH\n", node, r,
+                     strerror(errno));
+        return 1;
+    }
+    errno = 0;
+    int c = connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof(to));
+    if (c != -1 || errno != EHOSTUNREACH) {
+        std::fprintf(stderr, "connect node %u: %d (%s), expected EHOSTUNREACH\n", node, c,
+                     strerror(errno));
+        return 1;
+    }
+    close(fd);
+    return 0;
+}
+
+// Send MSGS 1 MiB messages to (NODE, PORT), print "sent", then wait in
+// recv: once the node became unreachable the stranded messages fail and
+// recv returns EHOSTUNREACH (SO_ERROR); tx_errors counts them.
+int do_strand(uint32_t node, uint16_t port, uint32_t msgs) {
+    int fd = ktest::bound_socket(0);
+    int big = 64 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    timeval tv = {20, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_bsp to = ktest::addr(node, port);
+    std::vector<uint8_t> m(BSP_MSG_MAX);
+    for (uint32_t i = 0; i < msgs; ++i) {
+        if (sendto(fd, m.data(), m.size(), 0, reinterpret_cast<sockaddr *>(&to), sizeof(to)) !=
+            ssize_t(m.size())) {
+            std::fprintf(stderr, "send %u: %s\n", i, strerror(errno));
+            return 1;
+        }
+    }
+    std::printf("sent\n");
+    std::fflush(stdout);
+    char c;
+    errno = 0;
+    ssize_t r = recv(fd, &c, 1, 0);
+    if (r != -1 || errno != EHOSTUNREACH) {
+        std::fprintf(stderr, "recv: %zd (%s), expected EHOSTUNREACH\n", r, strerror(errno));
+        return 1;
+    }
+    bsp_sock_stats st{};
+    socklen_t sl = sizeof(st);
+    getsockopt(fd, SOL_BSP, BSP_SOCK_STATS, &st, &sl);
+    if (st.tx_errors == 0) {
+        std::fprintf(stderr, "EHOSTUNREACH but tx_errors 0\n");
+        return 1;
+    }
+    std::printf("stranded ok tx_errors %llu\n", (unsigned long long)st.tx_errors);
+    linger lg = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd);
+    return 0;
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (argc >= 6 && !strcmp(argv[1], "recv"))
-    return do_recv(uint16_t(atoi(argv[2])), atoi(argv[3]), uint32_t(atol(argv[4])), parse_sizes(argv[5]));
-  if (argc >= 6 && !strcmp(argv[1], "send"))
-    return do_send(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])), uint32_t(atol(argv[4])),
-                   parse_sizes(argv[5]), argc >= 7 ? atoi(argv[6]) : 1);
-  if (argc >= 4 && !strcmp(argv[1], "unreachable"))
-    return do_unreachable(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])));
-  std::fprintf(stderr,
-               "usage: bsp_xfer recv PORT SENDERS MSGS SIZES\n"
-               "       bsp_xfer send NODE PORT MSGS SIZES [SOCKETS]\n"
-               "       bsp_xfer unreachable NODE PORT\n");
-  return 2;
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    if (argc >= 6 && !strcmp(argv[1], "recv"))
+        return do_recv(uint16_t(atoi(argv[2])), atoi(argv[3]), uint32_t(atol(argv[4])),
+                       parse_sizes(argv[5]));
+    if (argc >= 6 && !strcmp(argv[1], "send"))
+        return do_send(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])),
+                       uint32_t(atol(argv[4])), parse_sizes(argv[5]),
+                       argc >= 7 ? atoi(argv[6]) : 1);
+    if (argc >= 5 && !strcmp(argv[1], "strand"))
+        return do_strand(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])),
+                         uint32_t(atol(argv[4])));
+    if (argc >= 4 && !strcmp(argv[1], "unreachable"))
+        return do_unreachable(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])));
+    std::fprintf(stderr,
+                 "usage: bsp_xfer recv PORT SENDERS MSGS SIZES\n"
+                 "       bsp_xfer send NODE PORT MSGS SIZES [SOCKETS]\n"
+                 "       bsp_xfer unreachable NODE PORT\n"
+                 "       bsp_xfer strand NODE PORT MSGS\n");
+    return 2;
 }

@@ -42,26 +42,27 @@ long verify(const uint8_t *buf, size_t len, uint32_t src, uint32_t seq);
 
 }  // namespace ktest
 
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (!(cond)) ktest::fail(__FILE__, __LINE__, "%s (errno %d %s)", #cond, errno,        \
-                             strerror(errno));                                            \
-  } while (0)
+#define CHECK(cond)                                                                             \
+    do {                                                                                        \
+        if (!(cond))                                                                            \
+            ktest::fail(__FILE__, __LINE__, "%s (errno %d %s)", #cond, errno, strerror(errno)); \
+    } while (0)
 
 // Checks that expr == -1 with errno == e.
-#define CHECK_ERRNO(expr, e)                                                              \
-  do {                                                                                    \
-    errno = 0;                                                                            \
-    long r_ = static_cast<long>(expr);                                                    \
-    int err_ = errno;                                                                     \
-    if (r_ != -1 || err_ != (e))                                                          \
-      ktest::fail(__FILE__, __LINE__, "%s: expected -1/%s, got %ld/%s", #expr, strerrorname_np(e), \
-                  r_, err_ ? strerrorname_np(err_) : "0");                                \
-  } while (0)
+#define CHECK_ERRNO(expr, e)                                                         \
+    do {                                                                             \
+        errno = 0;                                                                   \
+        long r_ = static_cast<long>(expr);                                           \
+        int err_ = errno;                                                            \
+        if (r_ != -1 || err_ != (e))                                                 \
+            ktest::fail(__FILE__, __LINE__, "%s: expected -1/%s, got %ld/%s", #expr, \
+                        strerrorname_np(e), r_, err_ ? strerrorname_np(err_) : "0"); \
+    } while (0)
 
-#define CHECK_EQ(a, b)                                                                    \
-  do {                                                                                    \
-    long long a_ = static_cast<long long>(a), b_ = static_cast<long long>(b);             \
-    if (a_ != b_) ktest::fail(__FILE__, __LINE__, "%s == %s: %lld != %lld (errno %s)", #a, #b, a_, b_, \
-                              errno ? strerrorname_np(errno) : "0");                      \
-  } while (0)
+#define CHECK_EQ(a, b)                                                                           \
+    do {                                                                                         \
+        long long a_ = static_cast<long long>(a), b_ = static_cast<long long>(b);                \
+        if (a_ != b_)                                                                            \
+            ktest::fail(__FILE__, __LINE__, "%s == %s: %lld != %lld (errno %s)", #a, #b, a_, b_, \
+                        errno ? strerrorname_np(errno) : "0");                                   \
+    } while (0)

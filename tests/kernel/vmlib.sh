@@ -13,7 +13,8 @@
 #                       node id i+1; removed at case exit
 # bsp_wait_peers N      wait (bounded) until every node sees N-1 peers on
 #                       every rail
-# slab_total            sum of active objects * object size of all caches
+# bsp_unload            rmmod af_bsp, retrying while the last sockets'
+#                       RCU-deferred frees still pin the module
 
 # The directories test programs are built into: the superproject's
 # build/default (make all), or a private build/<name> of the same layout.
@@ -106,7 +107,13 @@ bsp_wait_peers()
 	fail "nodes did not discover $want peers on every rail within 10 s"
 }
 
-slab_total()
+bsp_unload()
 {
-	awk 'NR > 2 { s += $2 * $4 } END { print s }' /proc/slabinfo
+	local t
+
+	for ((t = 0; t < 50; t++)); do
+		rmmod af_bsp 2>/dev/null && break
+		sleep 0.1
+	done
+	! module_loaded af_bsp || fail "af_bsp still in use 5 s after its last socket closed"
 }

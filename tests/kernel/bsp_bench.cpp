@@ -1,0 +1,134 @@
+// AF_BSP benchmark endpoints (not a test: it prints figures). Driven by
+// tests/kernel/bench_rails.sh inside the VM.
+//
+//   bsp_bench sink PORT COUNT SIZE       receive COUNT messages; print the
+//                                        throughput from first to last
+//   bsp_bench source NODE PORT COUNT SIZE
+//   bsp_bench echo PORT COUNT            send every message back
+//   bsp_bench ping NODE PORT COUNT SIZE  ping-pong; print the median
+//                                        half round trip
+//
+// Output lines start with "RESULT " followed by key=value pairs.
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "ktest.hpp"
+
+namespace {
+
+double now_s() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+sockaddr *sa(sockaddr_bsp *a) {
+    return reinterpret_cast<sockaddr *>(a);
+}
+
+int sink(uint16_t port, long count, size_t size) {
+    int fd = ktest::bound_socket(port);
+    int big = 32 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    std::vector<uint8_t> buf(size + 1);
+    double first = 0, last = 0;
+    for (long i = 0; i < count; ++i) {
+        ssize_t r = recv(fd, buf.data(), buf.size(), 0);
+        if (r != ssize_t(size)) {
+            std::fprintf(stderr, "recv %ld: %zd (%s)\n", i, r, strerror(errno));
+            return 1;
+        }
+        last = now_s();
+        if (i == 0)
+            first = last;
+    }
+    double secs = last - first;
+    double mbit = secs > 0 ? double(count - 1) * double(size) * 8 / secs / 1e6 : 0;
+    std::printf("RESULT size=%zu count=%ld seconds=%.3f mbit=%.2f\n", size, count, secs, mbit);
+    close(fd);
+    return 0;
+}
+
+int source(uint32_t node, uint16_t port, long count, size_t size) {
+    int fd = ktest::bound_socket(0);
+    int big = 32 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    sockaddr_bsp to = ktest::addr(node, port);
+    std::vector<uint8_t> m(size, 0x5a);
+    for (long i = 0; i < count; ++i) {
+        if (sendto(fd, m.data(), size, 0, sa(&to), sizeof(to)) != ssize_t(size)) {
+            std::fprintf(stderr, "send %ld: %s\n", i, strerror(errno));
+            return 1;
+        }
+    }
+    close(fd);  // lingers until acknowledged
+    return 0;
+}
+
+int echo(uint16_t port, long count) {
+    int fd = ktest::bound_socket(port);
+    std::vector<uint8_t> buf(BSP_MSG_MAX);
+    for (long i = 0; i < count; ++i) {
+        sockaddr_bsp from{};
+        socklen_t fl = sizeof(from);
+        ssize_t r = recvfrom(fd, buf.data(), buf.size(), 0, sa(&from), &fl);
+        if (r < 0 || sendto(fd, buf.data(), size_t(r), 0, sa(&from), fl) != r) {
+            std::perror("echo");
+            return 1;
+        }
+    }
+    close(fd);
+    return 0;
+}
+
+int ping(uint32_t node, uint16_t port, long count, size_t size) {
+    int fd = ktest::bound_socket(0);
+    sockaddr_bsp to = ktest::addr(node, port);
+    if (connect(fd, sa(&to), sizeof(to)) != 0) {
+        std::perror("connect");
+        return 1;
+    }
+    std::vector<uint8_t> m(size, 1), in(size + 1);
+    std::vector<double> rtt;
+    for (long i = 0; i < count; ++i) {
+        double t0 = now_s();
+        if (send(fd, m.data(), size, 0) != ssize_t(size) ||
+            recv(fd, in.data(), in.size(), 0) != ssize_t(size)) {
+            std::perror("ping");
+            return 1;
+        }
+        rtt.push_back(now_s() - t0);
+    }
+    std::sort(rtt.begin(), rtt.end());
+    double med = rtt[rtt.size() / 2];
+    std::printf("RESULT size=%zu count=%ld half_rtt_us=%.1f min_half_rtt_us=%.1f\n", size, count,
+                med / 2 * 1e6, rtt.front() / 2 * 1e6);
+    close(fd);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    if (argc == 5 && !strcmp(argv[1], "sink"))
+        return sink(uint16_t(atoi(argv[2])), atol(argv[3]), strtoul(argv[4], nullptr, 0));
+    if (argc == 6 && !strcmp(argv[1], "source"))
+        return source(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])),
+                      atol(argv[4]), strtoul(argv[5], nullptr, 0));
+    if (argc == 4 && !strcmp(argv[1], "echo"))
+        return echo(uint16_t(atoi(argv[2])), atol(argv[3]));
+    if (argc == 6 && !strcmp(argv[1], "ping"))
+        return ping(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])), atol(argv[4]),
+                    strtoul(argv[5], nullptr, 0));
+    std::fprintf(stderr,
+                 "usage: bsp_bench sink PORT COUNT SIZE | source NODE PORT COUNT SIZE |\n"
+                 "       echo PORT COUNT | ping NODE PORT COUNT SIZE\n");
+    return 2;
+}
