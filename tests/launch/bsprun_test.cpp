@@ -124,6 +124,23 @@ TEST(Bsprun, ExitWithoutFinishEndsTheJob) {
     EXPECT_EQ(r.err, "bsprun: process 1 exited with status 0 before bsp_end\n");
 }
 
+TEST(Bsprun, NoJoinLimitUnlessAsked) {
+    // Process 0 reads its input before it joins (as BSPedupack programs do): bsprun
+    // imposes no join limit by default, BSP_JOIN_TIMEOUT sets one.
+    Spec s{bsprun({"-n", "3", PROBE_PATH, "latejoin", "1.5"})};
+    s.env = {"BSP_TEARDOWN_GRACE=30"};
+    Result r = run(s);
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(sorted_lines(r.out).size(), 3u);
+
+    s.env.push_back("BSP_JOIN_TIMEOUT=0.5");
+    r = run(s);
+    expect_clean(r);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "bsprun: only 2 of 3 processes joined the job within 0.5 s (missing: 0)\n");
+}
+
 TEST(Bsprun, ProcessThatNeverJoinsEndsTheJob) {
     Result r = run({bsprun({"-n", "3", PROBE_PATH, "nojoin", "2"})});
     expect_clean(r);

@@ -83,6 +83,13 @@ int main(int argc, char **argv) {
         }
         action = "gather";
     }
+    if (action == "latejoin") {  // latejoin S: process 0 joins S seconds after the others
+        const char *me = std::getenv("BSP_PID");
+        if (me != nullptr && std::atoi(me) == 0) {
+            ::usleep(static_cast<useconds_t>(std::atof(args[1].c_str()) * 1e6));
+        }
+        action = "gather";
+    }
     std::unique_ptr<Session> s;
     try {
         s = Session::join_from_environment();
@@ -101,7 +108,7 @@ int main(int argc, char **argv) {
     const int nprocs = s->nprocs();
 
     if (action == "gather") {
-        int rounds = args[0] == "nojoin" || args[0] == "badtoken" ? 1 : arg(1);
+        int rounds = args[0] == "gather" ? arg(1) : 1;
         if (gather_rounds(*s, rounds) != 0) {
             s->abort("probe: allgather check failed");
         }

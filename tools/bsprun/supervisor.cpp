@@ -182,7 +182,14 @@ int Supervisor::run() {
     co.nprocs = options_.nprocs;
     co.token = token_;
     co.name = "bsprun";
-    co.join_timeout = bsp::launch::env::join_timeout();
+    // bsprun sees every process it started end, and --timeout bounds the whole job: no
+    // join limit unless asked for (process 0 may read its input before bsp_begin while
+    // the others have joined long ago).
+    if (std::getenv(bsp::launch::env::kJoinTimeout) != nullptr) {
+        co.join_timeout = bsp::launch::env::join_timeout();
+    } else {
+        co.join_timeout.reset();
+    }
     co.describe_loss = [this](int pid) { return describe_loss(pid); };
     co.on_teardown = [this](const Outcome &o) { on_teardown(o); };
     coordinator_ = std::make_unique<bsp::launch::Coordinator>(std::move(co));

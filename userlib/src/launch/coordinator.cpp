@@ -342,8 +342,9 @@ void Coordinator::broadcast(wire::Type type, const std::vector<std::byte> &body,
 }
 
 std::optional<Coordinator::Clock::time_point> Coordinator::next_deadline() const {
-    if (state_ == State::running && first_join_ && joined_count() < options_.nprocs) {
-        return *first_join_ + options_.join_timeout;
+    if (options_.join_timeout && state_ == State::running && first_join_ &&
+        joined_count() < options_.nprocs) {
+        return *first_join_ + *options_.join_timeout;
     }
     return std::nullopt;
 }
@@ -359,8 +360,8 @@ void Coordinator::on_time(Clock::time_point now) {
             missing.push_back(p);
         }
     }
-    std::string secs = std::to_string(options_.join_timeout.count() / 1000);
-    if (auto ms = options_.join_timeout.count() % 1000; ms != 0) {
+    std::string secs = std::to_string(options_.join_timeout->count() / 1000);
+    if (auto ms = options_.join_timeout->count() % 1000; ms != 0) {
         std::string frac = std::to_string(1000 + ms).substr(1);
         frac.erase(frac.find_last_not_of('0') + 1);
         secs += "." + frac;

@@ -36,8 +36,8 @@ class Coordinator {
         int nprocs = 1;
         std::string token;  // job token every process presents in its hello
         std::string name;   // prefix of the messages it makes up ("bsprun", "bsp")
-        // Time allowed between the first and the last process joining.
-        std::chrono::milliseconds join_timeout{std::chrono::seconds(60)};
+        // Time allowed between the first and the last process joining (none: no limit).
+        std::optional<std::chrono::milliseconds> join_timeout{std::chrono::seconds(60)};
         // Describes a joined process whose control connection closed before the job
         // finished (it died, or exited without finish()). Required.
         std::function<Outcome(int pid)> describe_loss;
