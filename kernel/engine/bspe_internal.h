@@ -120,7 +120,7 @@ struct bspe_rrail {
 	u8	ack_wanted;	/* an ack was requested and not yet given */
 	u8	changed;	/* state changed since last reported */
 	u8	reply_now;	/* a PROBE/PROD must be answered at once */
-	u8	pad;
+	u8	synced;		/* a packet of this rail was accepted */
 };
 
 struct bspe_chan {

@@ -403,6 +403,19 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 	}
 }
 
+/*
+ * A sender abandons at most a window of numbers at a time (settled out of
+ * order, or moved off a dead rail), so once a rail is in sync its base
+ * cannot run further ahead of rcv_nxt than the largest window.
+ */
+static int bspe_base_jump(const struct bspe_ep *ep,
+			  const struct bspe_rrail *rr, u32 base)
+{
+	(void)ep;
+	return rr->synced && bspe_seq_lt(rr->rcv_nxt, base) &&
+	       base - rr->rcv_nxt > BSPE_MAX_WND;
+}
+
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 {
 	struct bspe_chan *ch;
@@ -427,6 +440,8 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	if (c >= 0 && (ep->chans[c].flags & BSPE_CHAN_GROUP) &&
 	    k.epoch > ep->epoch + 1)
 		return bspe_drop(&ep->st, BSPE_DROP_EPOCH, -EBADMSG);
+	if (c >= 0 && bspe_base_jump(ep, &ep->chans[c].rrail[k.rail], k.base))
+		return bspe_drop(&ep->st, BSPE_DROP_MALFORMED, -EBADMSG);
 	if (c < 0 && (ep->cfg.flags & BSPE_CFG_AUTO_OPEN))
 		c = bspe_chan_open(ep, k.src_node, k.src_port, 0, NULL);
 	if (c < 0)
@@ -434,6 +449,7 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	ch = &ep->chans[c];
 
 	/* The sender's own sequence state: skip what it settled. */
+	ch->rrail[k.rail].synced = 1;
 	bspe_rcv_skip(ep, &ch->rrail[k.rail], k.base);
 	bspe_rx_acks(ep, ch, &k, now);
 	if (ch->flags & BSPE_CHAN_GROUP)

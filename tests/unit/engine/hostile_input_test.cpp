@@ -165,6 +165,14 @@ TEST_F(Hostile, SequenceFieldsAtExtremes) {
     hdr(p)->seq = htonl(4000);  // within the wire bound, beyond our receive window
     hdr(p)->base = htonl(0);
     refused(p, -ENOBUFS, BSPE_DROP_SEQ_WINDOW);
+    p = valid(1, 1);  // base far ahead: would make the receiver skip 2^31 numbers
+    hdr(p)->seq = htonl(0x7fffffff);
+    hdr(p)->base = htonl(0x7ffffff0);
+    refused(p, -EBADMSG, BSPE_DROP_MALFORMED);
+    p = valid(1, 1);  // acknowledges what was never sent: ignored, data still taken
+    hdr(p)->ack = htonl(0xfffffff0);
+    hdr(p)->eoh = htonl(0xfffffff0);
+    EXPECT_EQ(bspe_rx(ep, 0, p.data(), static_cast<uint32_t>(p.size()), 20), 0);
     p = valid(1, 1);
     hdr(p)->epoch = htonl(0xffffffff);
     refused(p, -EBADMSG, BSPE_DROP_EPOCH);
