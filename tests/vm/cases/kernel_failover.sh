@@ -3,8 +3,7 @@
 # Rail failure in the middle of a large transfer (2 nodes x 2 rails): the
 # sender's rail 1 goes down, later comes back; then the receiver's rail 1
 # dies on the switch side. Nothing is lost or duplicated, and after the
-# rail is back both rails carry data again. Finally a node whose rails all
-# died is unreachable: sendmsg fails with EHOSTUNREACH.
+# rail is back both rails carry data again.
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
@@ -26,9 +25,9 @@ transfer_with()
 {
 	local what=$1 down=$2 up=$3 rc=0 j
 
-	ip netns exec n1 "$XFER" recv 7300 1 80 fixed:262144 >"$tmp/r" 2>&1 &
+	ip netns exec n1 "$XFER" recv 7300 1 40 fixed:262144 >"$tmp/r" 2>&1 &
 	sleep 0.3
-	ip netns exec n0 "$XFER" send 2 7300 80 fixed:262144 >"$tmp/s" 2>&1 &
+	ip netns exec n0 "$XFER" send 2 7300 40 fixed:262144 >"$tmp/s" 2>&1 &
 	sleep 1.5
 	eval "$down"
 	sleep 1.5
@@ -36,8 +35,8 @@ transfer_with()
 	for j in $(jobs -p); do wait "$j" || rc=1; done
 	cat "$tmp"/r "$tmp"/s
 	[ $rc = 0 ] || fail "$what: transfer failed"
-	grep -q "recv ok 80 20971520" "$tmp/r" || fail "$what: not all 80 messages arrived"
-	log "$what: 80 x 256 KiB intact; $(grep -o 'failovers [0-9]*' "$tmp/s")"
+	grep -q "recv ok 40 10485760" "$tmp/r" || fail "$what: not all 40 messages arrived"
+	log "$what: 40 x 256 KiB intact; $(grep -o 'failovers [0-9]*' "$tmp/s")"
 }
 
 transfer_with "sender rail 1 down and up" \
@@ -47,46 +46,20 @@ bsp_wait_peers 1
 # both rails carry data again
 b0=$(tx_bytes n0 eth0)
 b1=$(tx_bytes n0 eth1)
-ip netns exec n1 "$XFER" recv 7301 1 20 fixed:1048576 >"$tmp/r2" 2>&1 &
+ip netns exec n1 "$XFER" recv 7301 1 10 fixed:1048576 >"$tmp/r2" 2>&1 &
 sleep 0.3
-expect_ok ip netns exec n0 "$XFER" send 2 7301 20 fixed:1048576
+expect_ok ip netns exec n0 "$XFER" send 2 7301 10 fixed:1048576
 wait
-grep -q "recv ok 20 " "$tmp/r2" || fail "transfer after the rail came back"
+grep -q "recv ok 10 " "$tmp/r2" || fail "transfer after the rail came back"
 d0=$(($(tx_bytes n0 eth0) - b0))
 d1=$(($(tx_bytes n0 eth1) - b1))
 log "after recovery: rail 0 sent $d0 bytes, rail 1 sent $d1 bytes"
-# 20 MiB striped: each rail must carry a substantial share
-[ "$d0" -gt 5000000 ] || fail "rail 0 carried only $d0 bytes"
-[ "$d1" -gt 5000000 ] || fail "rail 1 carried only $d1 bytes after it came back"
+# 10 MiB striped evenly: each rail must carry a substantial share
+[ "$d0" -gt 3000000 ] || fail "rail 0 carried only $d0 bytes"
+[ "$d1" -gt 3000000 ] || fail "rail 1 carried only $d1 bytes after it came back"
 
 transfer_with "receiver rail 1 cut at the switch" \
 	"ip link set n1r1 down" "ip link set n1r1 up"
 bsp_wait_peers 1
 
-# messages in flight to a node whose rails all die fail with EHOSTUNREACH
-# after unreach_ms (2 s) and the sender learns it (SO_ERROR, tx_errors)
-ip netns exec n1 "$XFER" recv 7303 1 1000 fixed:1048576 >/dev/null 2>&1 &
-rcv=$!
-sleep 0.3
-ip netns exec n0 "$XFER" strand 2 7303 8 >"$tmp/strand" 2>&1 &
-spid=$!
-for ((t = 0; t < 100; t++)); do grep -q '^sent' "$tmp/strand" && break; sleep 0.1; done
-grep -q '^sent' "$tmp/strand" || fail "strand: sending did not finish: $(cat "$tmp/strand")"
-ip link set n1r0 down
-ip link set n1r1 down
-wait "$spid" || fail "stranded messages: $(cat "$tmp/strand")"
-cat "$tmp/strand"
-kill "$rcv" 2>/dev/null
-wait "$rcv" 2>/dev/null
-
-# a node with every rail dead is unreachable, in bounded time
-ip link set n1r0 down
-ip link set n1r1 down
-for ((t = 0; t < 50; t++)); do
-	n=$(ip netns exec n0 awk '$1 == 2 && $4 == "up"' /proc/net/af_bsp/peers | wc -l)
-	[ "$n" = 0 ] && break
-	sleep 0.1
-done
-expect_eq "$n" 0 "live rails to node 2 after both were cut"
-expect_ok ip netns exec n0 "$XFER" unreachable 2 7302
 exit 0

@@ -6,24 +6,33 @@
 # A case exits 0 to pass, 77 to be skipped, anything else to fail. These
 # helpers print a clear message and exit 1 (fail) or 77 (skip).
 
-set -u -o pipefail
+# Strict mode for cases, not for an interactive shell (run-vm --shell).
+[[ $- == *i* ]] || set -u -o pipefail
 
 : "${BSPVM_REPO:?assert.sh is meant for cases run by tests/vm/run-vm}"
 
 # ---------------------------------------------------------------- outcomes
 
+# In an interactive shell (run-vm --shell) the helpers return instead of
+# exiting, which would end the shell and power the VM off.
+_bspvm_end()
+{
+	[[ $- == *i* ]] && return "$1"
+	exit "$1"
+}
+
 # fail MESSAGE...: report a failure (with the calling line) and exit 1.
 fail()
 {
 	echo "FAIL: $* (${BASH_SOURCE[1]##*/}:${BASH_LINENO[0]})" >&2
-	exit 1
+	_bspvm_end 1
 }
 
 # skip MESSAGE...: report why the case cannot run here and exit 77.
 skip()
 {
 	echo "SKIP: $*" >&2
-	exit 77
+	_bspvm_end 77
 }
 
 # log MESSAGE...: a progress line in the case output.
