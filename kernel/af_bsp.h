@@ -44,6 +44,7 @@ struct bsp_net {
 	/* sysctl net.bsp.*; read with READ_ONCE, written by the sysctl core */
 	u32 node_id;
 	u32 cluster_id;
+	u32 incarnation;	/* random per namespace state, in hellos */
 	u32 hello_interval_ms;
 	u32 peer_timeout_ms;
 	u32 max_peers;

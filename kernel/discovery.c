@@ -5,12 +5,14 @@
  * Every net.bsp.hello_interval_ms a work item of each namespace that has
  * a bsp master broadcasts a hello (struct bspe_hello, built by the
  * engine's bspe_hello_build) on every rail that is up. Hellos carry the
- * cluster id, the node id, the rail index, the rail MTU and the master's
- * incarnation. A received hello of the same cluster from another node
- * creates or refreshes the peer and marks that (peer, rail) alive; a
- * (peer, rail) not heard from for net.bsp.peer_timeout_ms is marked dead.
- * Both transitions are fed to the protocol engine of every socket of the
- * namespace at once (transport.c), as are our own rails going down or up.
+ * cluster id, the node id, the rail index, the rail MTU and the
+ * namespace's incarnation (new with every module load). A received hello
+ * of the same cluster from another node creates or refreshes the peer and
+ * marks that (peer, rail) alive; a (peer, rail) not heard from for
+ * net.bsp.peer_timeout_ms is marked dead. Both transitions are fed to the
+ * protocol engine of every socket of the namespace at once (transport.c),
+ * as are our own rails going down or up. A peer whose incarnation changed
+ * was reloaded: every channel to it is closed, since its sockets are new.
  *
  * Contexts: the work runs in process context; bsp_discovery_rcv in
  * softirq; bsp_discovery_rail_state under RTNL; bsp_discovery_kick in any
@@ -54,7 +56,7 @@ static void bsp_send_hello(struct bsp_net *bn, struct bsp_master *m,
 	hi.nrails = m->nrails;
 	hi.mtu = min_t(u32, READ_ONCE(dev->mtu), U16_MAX);
 	hi.caps = BSPE_CAP_CSUM;
-	hi.incarnation = m->incarnation;
+	hi.incarnation = bn->incarnation;
 	hi.hello_seq = ++rail->hello_seq;
 	hi.interval_ms = min_t(u32, READ_ONCE(bn->hello_interval_ms), U16_MAX);
 	bspe_hello_build(skb_put(skb, BSPE_HELLO_LEN), &hi);
@@ -111,7 +113,7 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 		       struct sk_buff *skb)
 {
 	struct bspe_hello_info hi;
-	bool came_up;
+	bool came_up, restarted;
 	int err;
 
 	err = bspe_hello_parse(skb->data, skb->len, &hi);
@@ -137,11 +139,17 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 	}
 	atomic_long_inc(&bn->hello_rx);
 	err = bsp_peer_hello(bn, rail->index, eth_hdr(skb)->h_source, &hi,
-			     &came_up);
+			     &came_up, &restarted);
 	if (err) {
 		bsp_count_drop(bn, err == -ENOSPC ? BSP_DROP_PEER_TABLE_FULL :
 			       BSP_DROP_NOMEM);
 		goto out;
+	}
+	if (restarted) {
+		/* the peer's sockets are new: our channels to it are stale */
+		net_info_ratelimited("af_bsp: node %u restarted; resetting channels to it\n",
+				     hi.node_id);
+		bsp_transport_node_reset(bn, hi.node_id);
 	}
 	if (came_up) {
 		bsp_rail_alive(bn, hi.node_id, rail->index);

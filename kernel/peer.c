@@ -100,19 +100,24 @@ static struct bsp_peer *bsp_peer_get_or_create(struct bsp_net *bn,
 }
 
 int bsp_peer_hello(struct bsp_net *bn, u8 rail, const u8 *addr,
-		   const struct bspe_hello_info *hi, bool *came_up)
+		   const struct bspe_hello_info *hi, bool *came_up,
+		   bool *restarted)
 {
 	struct bsp_peer_rail *pr;
 	struct bsp_peer *p;
 	int err = 0;
 
 	*came_up = false;
+	*restarted = false;
 	if (rail >= BSP_MAX_RAILS)
 		return -EINVAL;
 	spin_lock_bh(&bn->peer_lock);
 	p = bsp_peer_get_or_create(bn, hi->node_id, &err);
 	if (!p)
 		goto out;
+	if (p->heard && p->incarnation != hi->incarnation)
+		*restarted = true;
+	p->heard = true;
 	p->incarnation = hi->incarnation;
 	p->nrails = hi->nrails;
 	pr = &p->rails[rail];

@@ -29,8 +29,9 @@ struct bsp_peer {
 	struct hlist_node hnode;	/* bsp_net.peers, RCU */
 	struct rcu_head rcu;
 	u32 node_id;
-	u32 incarnation;
+	u32 incarnation;		/* of the peer's AF_BSP state */
 	u8 nrails;			/* rails the peer announces */
+	bool heard;			/* a hello arrived (incarnation valid) */
 	struct bsp_peer_rail rails[BSP_MAX_RAILS];	/* by OUR rail index */
 };
 
@@ -45,11 +46,13 @@ bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id);
 /*
  * Record a hello from @node_id heard on our rail @rail from @addr.
  * Softirq context. Returns 0, or -ENOSPC when the table is full.
- * *@came_up is set when this rail of the peer turned alive.
+ * *@came_up is set when this rail of the peer turned alive, *@restarted
+ * when the peer's incarnation changed (its module was reloaded).
  */
 struct bspe_hello_info;
 int bsp_peer_hello(struct bsp_net *bn, u8 rail, const u8 *addr,
-		   const struct bspe_hello_info *hi, bool *came_up);
+		   const struct bspe_hello_info *hi, bool *came_up,
+		   bool *restarted);
 
 /* Static entries (proc.c writes). Process context. */
 int bsp_peer_add_static(struct bsp_net *bn, u32 node_id, u8 rail,

@@ -35,7 +35,6 @@ struct bsp_master {
 	struct bsp_net *bn;
 	struct bsp_rail __rcu *rails[BSP_MAX_RAILS];
 	u8 nrails;
-	u32 incarnation;	/* random per master, sent in hellos */
 	/* AF_BSP frames through the rails, shown by ip -s link show bspN */
 	atomic64_t rx_packets, rx_bytes, tx_packets, tx_bytes, tx_dropped;
 };

@@ -17,7 +17,6 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
-#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <net/rtnetlink.h>
 
@@ -126,7 +125,6 @@ static int bsp_master_newlink(struct net *net, struct net_device *dev,
 		return -EEXIST;
 	}
 	m->bn = bn;
-	m->incarnation = get_random_u32();
 	err = register_netdevice(dev);
 	if (err)
 		return err;

@@ -56,6 +56,7 @@ struct bsp_transport {
 	u16 msg_wnd;
 	u16 max_chans;
 	struct sk_buff **slots;		/* [chan * msg_wnd + slot] */
+	struct bsp_endpoint *chans;	/* remote endpoint of each channel */
 	struct sk_buff_head txq;	/* frames to send after unlock */
 	u32 rx_epoch;			/* epoch of the frame in bspe_rx */
 	u32 outstanding;		/* messages not yet completed */
@@ -280,8 +281,12 @@ static int bsp_chan_get(struct bsp_transport *tp, u32 node, u16 port,
 	if (chan >= 0 && !flags)
 		return chan;
 	chan = bspe_chan_open(tp->ep, node, port, flags, NULL);
-	if (chan >= 0)
+	if (chan >= 0 && chan < tp->max_chans) {
+		tp->chans[chan].node = node;
+		tp->chans[chan].port = port;
+		tp->chans[chan].reserved = 1;	/* in use */
 		bsp_sync_rails(tp, node, now);
+	}
 	return chan;
 }
 
@@ -352,7 +357,8 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->mem = kvzalloc(size, GFP_KERNEL);
 	tp->slots = kvcalloc((size_t)cfg.max_chans * cfg.msg_wnd,
 			     sizeof(*tp->slots), GFP_KERNEL);
-	if (!tp->mem || !tp->slots)
+	tp->chans = kvcalloc(cfg.max_chans, sizeof(*tp->chans), GFP_KERNEL);
+	if (!tp->mem || !tp->slots || !tp->chans)
 		goto nomem;
 	spin_lock_init(&tp->lock);
 	skb_queue_head_init(&tp->txq);
@@ -365,6 +371,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->max_chans = cfg.max_chans;
 	tp->ep = bspe_init(tp->mem, size, &cfg, &bsp_engine_ops, tp);
 	if (!tp->ep) {
+		kvfree(tp->chans);
 		kvfree(tp->slots);
 		kvfree(tp->mem);
 		kfree(tp);
@@ -375,6 +382,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	WRITE_ONCE(bs->tp, tp);
 	return 0;
 nomem:
+	kvfree(tp->chans);
 	kvfree(tp->slots);
 	kvfree(tp->mem);
 	kfree(tp);
@@ -421,6 +429,7 @@ void bsp_transport_free(struct bsp_sock *bs)
 	if (!tp)
 		return;
 	bs->tp = NULL;
+	kvfree(tp->chans);
 	kvfree(tp->slots);
 	kvfree(tp->mem);
 	kfree(tp);
@@ -640,6 +649,33 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	sock_put(sk);
 out:
 	consume_skb(skb);
+}
+
+void bsp_transport_node_reset(struct bsp_net *bn, u32 node)
+{
+	struct bsp_sock *bs;
+
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(bs, &bn->socks, list_node) {
+		struct bsp_transport *tp = READ_ONCE(bs->tp);
+		u64 now = bsp_now();
+		int c;
+
+		if (!tp)
+			continue;
+		bsp_lock(tp);
+		for (c = 0; tp->ep && c < tp->max_chans; c++) {
+			struct bsp_endpoint *e = &tp->chans[c];
+
+			if (!e->reserved || e->node != node)
+				continue;
+			e->reserved = 0;
+			if (bspe_chan_find(tp->ep, e->node, e->port) == c)
+				bspe_chan_close(tp->ep, c, now);
+		}
+		bsp_unlock_flush(tp);
+	}
+	rcu_read_unlock();
 }
 
 void bsp_transport_rail_set(struct bsp_net *bn, u32 node, u8 rail, bool up)

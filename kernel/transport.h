@@ -41,6 +41,8 @@ void bsp_transport_stats(struct bsp_sock *bs, struct bsp_sock_stats *st);
 
 /* Softirq: a DATA/ACK/PROD frame arrived on rail @rail. Consumes @skb. */
 void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb);
+/* Any context but hardirq: @node restarted; close every channel to it. */
+void bsp_transport_node_reset(struct bsp_net *bn, u32 node);
 /* Any context but hardirq: (node, rail) turned dead or alive. */
 void bsp_transport_rail_set(struct bsp_net *bn, u32 node, u8 rail, bool up);
 
