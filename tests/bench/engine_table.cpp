@@ -4,7 +4,10 @@
 //   explicit acknowledgements < 2% of data packets, spurious retransmissions < 0.5%, and with
 //   2 rails every retransmission explained by a real loss (no retransmission arrives twice).
 //
-// Usage: engine_table [supersteps-scale]   (default 1; deterministic for a given build)
+// Usage: engine_table [--no-cost] [supersteps-scale]
+//   The packet counts are deterministic; the exit status is 0 iff every run delivered
+//   everything and the targets hold (ctest runs it with --no-cost). The CPU cost is printed
+//   only, never asserted.
 #include <time.h>
 
 #include <algorithm>
@@ -213,7 +216,14 @@ double engine_cost(int rails, bool csum, uint64_t *pkts_out) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+    int scale = 1;
+    bool cost = true;
+    for (int i = 1; i < argc; i++) {
+        if (std::string(argv[i]) == "--no-cost")
+            cost = false;  // counts only: deterministic, used as a CI check
+        else
+            scale = std::max(1, std::atoi(argv[i]));
+    }
     const int p = 8;
     struct W {
         std::string name;
@@ -268,6 +278,8 @@ int main(int argc, char **argv) {
         "subtracted; best of 5):\n");
     for (int rails : {1, 2})
         for (bool csum : {false, true}) {
+            if (!cost)
+                break;
             double best = 1e18;
             uint64_t pkts = 0;
             for (int rep = 0; rep < 5; rep++)
