@@ -247,7 +247,9 @@ struct bspe_delivery {
  * @timer:	(re)arm the endpoint's single timer for absolute time @when;
  *		a later arm replaces an earlier one. Call bspe_timer() then.
  * @rail_event:	the engine declared rail @rail of @node dead (@up 0) on
- *		its own evidence, or observed it alive again (@up 1).
+ *		its own evidence (unanswered timeout probes while another rail
+ *		lives); @up is always 0 today. The rail comes back only through
+ *		bspe_rail_set(.., 1) from the rail layer (a hello on it).
  */
 struct bspe_ops {
 	void	(*xmit)(void *ctx, const struct bspe_xmit *x);
