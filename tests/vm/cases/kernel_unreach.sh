@@ -11,6 +11,7 @@ XFER=$(ktest_bin bsp_xfer)
 af_bsp_load
 bsp_nodes 2 2
 bsp_wait_peers 1
+log "peers discovered"
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 
@@ -23,6 +24,7 @@ ip netns exec n0 "$XFER" strand 2 7303 8 >"$tmp/strand" 2>&1 &
 spid=$!
 for ((t = 0; t < 300; t++)); do grep -q '^sent' "$tmp/strand" && break; sleep 0.1; done
 grep -q '^sent' "$tmp/strand" || fail "strand: sending did not finish: $(cat "$tmp/strand")"
+log "8 MiB sent; cutting both rails of node 2"
 ip link set n1r0 down
 ip link set n1r1 down
 wait "$spid" || fail "stranded messages: $(cat "$tmp/strand")"

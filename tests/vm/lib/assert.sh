@@ -35,10 +35,15 @@ skip()
 	_bspvm_end 77
 }
 
-# log MESSAGE...: a progress line in the case output.
+BSPVM_T0=$EPOCHREALTIME
+
+# log MESSAGE...: a progress line in the case output, with the seconds since
+# the case started.
 log()
 {
-	echo "# $*"
+	local us=$((${EPOCHREALTIME/./} - ${BSPVM_T0/./}))
+
+	printf '# %d.%01ds %s\n' $((us / 1000000)) $((us % 1000000 / 100000)) "$*"
 }
 
 # ---------------------------------------------------------------- checks
