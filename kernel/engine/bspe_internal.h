@@ -178,6 +178,7 @@ struct bspe_ep {
 	u32	rx_frag_words;		/* u64 words per reassembly bitmap */
 	u32	rcv_words;		/* u64 words per rail receive bitmap */
 	u32	nfrags_max;		/* fragments per message, receiver */
+	u32	rx_hint;		/* channel of the last accepted packet */
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
 	u8	pad[7];
 };

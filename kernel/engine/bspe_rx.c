@@ -416,6 +416,16 @@ static int bspe_base_jump(const struct bspe_ep *ep,
 	       base - rr->rcv_nxt > BSPE_MAX_WND;
 }
 
+/* Channel of the sender: the last one that sent (bursts), else a search. */
+static int bspe_rx_chan(const struct bspe_ep *ep, const struct bspe_pkt *k)
+{
+	const struct bspe_chan *ch = &ep->chans[ep->rx_hint];
+
+	if (ch->used && ch->node == k->src_node && ch->port == k->src_port)
+		return (int)ep->rx_hint;
+	return bspe_chan_find(ep, k->src_node, k->src_port);
+}
+
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 {
 	struct bspe_chan *ch;
@@ -436,7 +446,7 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	why = bspe_check(ep, pkt, len, &k);
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -EBADMSG);
-	c = bspe_chan_find(ep, k.src_node, k.src_port);
+	c = bspe_rx_chan(ep, &k);
 	if (c >= 0 && (ep->chans[c].flags & BSPE_CHAN_GROUP) &&
 	    k.epoch > ep->epoch + 1)
 		return bspe_drop(&ep->st, BSPE_DROP_EPOCH, -EBADMSG);
@@ -447,6 +457,7 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	if (c < 0)
 		return bspe_drop(&ep->st, BSPE_DROP_NOCHAN, -ENOENT);
 	ch = &ep->chans[c];
+	ep->rx_hint = (u32)c;
 
 	/* The sender's own sequence state: skip what it settled. */
 	ch->rrail[k.rail].synced = 1;
