@@ -166,6 +166,13 @@ void ClientSession::watch() {
             return;
         }
     }
+    {
+        // Refused before joining: the constructor reports it, the process goes on.
+        std::lock_guard lock(mutex_);
+        if (!welcomed_) {
+            return;
+        }
+    }
     // The job is over. Give the program a moment to notice control_fd, then end it.
     pollfd stop = {stop_.get(), POLLIN, 0};
     if (::poll(&stop, 1, static_cast<int>(teardown_grace_.count())) > 0) {
