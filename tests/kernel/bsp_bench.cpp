@@ -33,9 +33,7 @@ sockaddr *sa(sockaddr_bsp *a) {
 }
 
 int sink(uint16_t port, long count, size_t size) {
-    int fd = ktest::bound_socket(port);
-    int big = 32 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    int fd = ktest::bound_socket(port, 32 << 20, 0);
     std::vector<uint8_t> buf(size + 1);
     double first = 0, last = 0;
     for (long i = 0; i < count; ++i) {
@@ -56,9 +54,7 @@ int sink(uint16_t port, long count, size_t size) {
 }
 
 int source(uint32_t node, uint16_t port, long count, size_t size) {
-    int fd = ktest::bound_socket(0);
-    int big = 32 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    int fd = ktest::bound_socket(0, 0, 32 << 20);
     sockaddr_bsp to = ktest::addr(node, port);
     std::vector<uint8_t> m(size, 0x5a);
     for (long i = 0; i < count; ++i) {

@@ -87,9 +87,7 @@ void print_stats(int fd, const char *who) {
 }
 
 int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
-    int fd = ktest::bound_socket(port);
-    int big = 16 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    int fd = ktest::bound_socket(port, 16 << 20, 0);
     std::vector<uint8_t> buf(sizes.max() + 1);
     std::map<std::pair<uint32_t, uint16_t>, uint32_t> next;
     uint64_t total = 0, bytes = 0;
@@ -136,9 +134,7 @@ int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
 }
 
 int send_one(uint32_t node, uint16_t port, uint32_t msgs, const Sizes &sizes) {
-    int fd = ktest::bound_socket(0);
-    int big = 4 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    int fd = ktest::bound_socket(0, 0, 4 << 20);
     uint32_t me = ktest::node_id() ^ ktest::port_of(fd);
     sockaddr_bsp to = ktest::addr(node, port);
     std::vector<uint8_t> m;
@@ -205,9 +201,7 @@ int do_unreachable(uint32_t node, uint16_t port) {
 // recv: once the node became unreachable the stranded messages fail and
 // recv returns EHOSTUNREACH (SO_ERROR); tx_errors counts them.
 int do_strand(uint32_t node, uint16_t port, uint32_t msgs) {
-    int fd = ktest::bound_socket(0);
-    int big = 64 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    int fd = ktest::bound_socket(0, 0, 64 << 20);
     timeval tv = {20, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     sockaddr_bsp to = ktest::addr(node, port);

@@ -54,10 +54,15 @@ sockaddr_bsp addr(uint32_t node, uint16_t port) {
     return a;
 }
 
-int bound_socket(uint16_t port) {
+int bound_socket(uint16_t port, int rcvbuf, int sndbuf) {
     int fd = socket(family(), SOCK_RDM, 0);
     if (fd < 0) {
         std::perror("socket(AF_BSP)");
+        std::exit(2);
+    }
+    if ((rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0) ||
+        (sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) != 0)) {
+        std::perror("SO_RCVBUFFORCE/SO_SNDBUFFORCE");
         std::exit(2);
     }
     sockaddr_bsp a = addr(BSP_NODE_LOCAL, port);

@@ -28,8 +28,10 @@ uint32_t node_id();
 
 sockaddr_bsp addr(uint32_t node, uint16_t port);
 
-// socket(AF_BSP, SOCK_RDM, 0), bound to port (0 = automatic); exits on error.
-int bound_socket(uint16_t port = 0);
+// socket(AF_BSP, SOCK_RDM, 0), bound to port (0 = automatic); exits on
+// error. Non-zero buffer sizes are forced (SO_*BUFFORCE) before bind,
+// where they size the socket's protocol engine endpoint.
+int bound_socket(uint16_t port = 0, int rcvbuf = 0, int sndbuf = 0);
 
 uint16_t port_of(int fd);
 

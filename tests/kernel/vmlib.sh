@@ -83,28 +83,28 @@ bsp_nodes()
 
 bsp_wait_peers()
 {
-	local want=$1 i r t got
+	local want=$1 i r t ok table
 
 	for ((t = 0; t < 100; t++)); do
-		got=1
-		for ((i = 0; i < BSP_NODES && got; i++)); do
+		ok=1
+		for ((i = 0; i < BSP_NODES && ok; i++)); do
+			table=$(ip netns exec "n$i" cat /proc/net/af_bsp/peers)
 			for ((r = 0; r < BSP_RAILS; r++)); do
-				c=$(ip netns exec "n$i" awk -v r="$r" 'NR > 2 && $2 == r && $4 == "up"' \
-					/proc/net/af_bsp/peers | wc -l)
-				if [ "$c" -ne "$want" ]; then
-					got=0
+				if [ "$(echo "$table" | awk -v r="$r" 'NR > 2 && $2 == r && $4 == "up"' |
+					wc -l)" -ne "$want" ]; then
+					ok=0
 					break
 				fi
 			done
 		done
-		[ "$got" = 1 ] && return 0
+		[ "$ok" = 1 ] && return 0
 		sleep 0.1
 	done
 	for ((i = 0; i < BSP_NODES; i++)); do
 		echo "n$i:"
 		ip netns exec "n$i" cat /proc/net/af_bsp/peers
 	done
-	fail "nodes did not discover $want peers on every rail within 10 s"
+	fail "nodes did not discover $want peers on every rail"
 }
 
 bsp_unload()
