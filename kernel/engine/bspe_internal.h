@@ -144,6 +144,7 @@ struct bspe_chan {
 	u32	expect_until;		/* deliver up to this msg_id expected */
 	u32	fo_head;
 	u32	fo_count;
+	u32	rx_active;		/* reassembly slots in use */
 	u8	rail_up;		/* bitmask of live rails to the node */
 	u8	ack_rr;			/* round-robin piggyback rail */
 	u8	expecting;

@@ -211,6 +211,7 @@ void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 	ep->rx_reserved -= sl->len < ep->rx_reserved ? sl->len :
 			   ep->rx_reserved;
 	sl->active = 0;
+	ch->rx_active--;
 }
 
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
@@ -252,6 +253,7 @@ static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 		d.msg_len = sl->len;
 		d.flags = sl->flags;
 		sl->active = 0;
+		ch->rx_active--;
 		ch->rcv_next_msg++;
 		ch->st[0].msgs_rx++;
 		ep->ops->deliver(ep->ctx, &d);
@@ -324,6 +326,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		sl->flags = k->flags & BSPE_F_SYNC;
 		sl->got = 0;
 		sl->active = 1;
+		ch->rx_active++;
 		ep->rx_reserved += k->msg_len;
 	}
 	bspe_bit_set(sl->bits, fi);

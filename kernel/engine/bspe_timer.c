@@ -28,7 +28,7 @@ u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes)
 static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 			   u8 *rails)
 {
-	u32 r, i;
+	u32 r;
 	int need = ch->expecting;
 
 	*rails = 0;
@@ -42,9 +42,8 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 	*rails &= ch->rail_up;
 	if (*rails)
 		return 1;
-	for (i = 0; i < ep->cfg.msg_wnd && !need; i++)
-		if (ch->slots[i].active)
-			need = 1;
+	if (ch->rx_active)
+		need = 1;
 	if (need)
 		*rails = ch->rail_up;
 	return need && *rails;

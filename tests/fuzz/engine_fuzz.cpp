@@ -208,6 +208,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 std::vector<uint8_t> raw(len);
                 for (auto &x : raw)
                     x = r.u8();
+                bspe_hello_info hi;
+                if (bspe_hello_parse(raw.data(), len, &hi) == 0 && hi.rail >= hi.nrails)
+                    fail("hello parse accepted a rail beyond nrails");
+                if (bspe_pkt_type(raw.data(), len) > BSPE_T_MAX)
+                    fail("packet type beyond the defined ones");
                 if (bspe_rx(b.ep, r.u8() & 1, raw.data(), len, now) == 0)
                     forged = true;
                 break;
