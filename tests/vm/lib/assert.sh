@@ -13,11 +13,25 @@
 
 # ---------------------------------------------------------------- outcomes
 
+# The case's own shell. fail and skip also work in subshells ($(...),
+# pipelines, background jobs): they signal this shell, which then exits with
+# the same outcome (running the on_exit cleanups).
+BSPVM_CASE_PID=$$
+trap 'exit 1' USR2
+trap 'exit 77' USR1
+
 # In an interactive shell (run-vm --shell) the helpers return instead of
 # exiting, which would end the shell and power the VM off.
 _bspvm_end()
 {
 	[[ $- == *i* ]] && return "$1"
+	if [ "$BASHPID" != "$BSPVM_CASE_PID" ]; then
+		if [ "$1" = 77 ]; then
+			kill -USR1 "$BSPVM_CASE_PID" 2>/dev/null
+		else
+			kill -USR2 "$BSPVM_CASE_PID" 2>/dev/null
+		fi
+	fi
 	exit "$1"
 }
 
