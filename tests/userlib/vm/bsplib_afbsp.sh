@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# VM case (tests/vm/run-vm --script tests/userlib/vm/bsplib_afbsp.sh): BSPlib programs
+# started by bsprun on 4 nodes x 2 rails, over AF_BSP sockets and over UDP on the
+# rails; exact output of seed 003's array all-sums, every byte of a total exchange
+# checked, and the automatic choice of AF_BSP. The scheduling benchmark is
+# bsplib_schedule_bench.sh.
+. "$BSPVM_REPO/tests/vm/lib/assert.sh"
+. "$BSPVM_REPO/tests/kernel/vmlib.sh"
+
+# The most recently built copy of a program among the build trees (build/default of
+# make all, or a private build/<name> of the same layout).
+find_built()
+{
+	local f
+	f=$(ls -t "$BSPVM_REPO"/build/*/"$1" 2>/dev/null | head -n 1)
+	[ -n "$f" ] && [ -x "$f" ] || fail "$1 not built (cmake --build build/default)"
+	echo "$f"
+}
+
+EXCHANGE=$(find_built bench/exchange)
+# bsprun and the programs from the same build tree as the newest exchange program.
+TREE=${EXCHANGE%/bench/exchange}
+BSPRUN=$TREE/tools/bsprun/bsprun
+[ -x "$BSPRUN" ] || BSPRUN=$(find_built tools/bsprun/bsprun)
+ALLSUMS=$TREE/userlib-test-programs/allsums_array
+[ -x "$ALLSUMS" ] || fail "allsums_array not built in $TREE"
+HOSTS=n0,n1,n2,n3
+run4()
+{
+	"$BSPRUN" -n 4 --hosts "$HOSTS" --launch 'ip netns exec {host}' --timeout 120 "$@"
+}
+
+af_bsp_load
+bsp_nodes 4 2
+bsp_wait_peers 3
+for i in 0 1 2 3; do
+	for r in 0 1; do
+		ip -n "n$i" addr add "10.$((r + 1)).0.$((i + 1))/24" dev "eth$r" ||
+			fail "address on n$i eth$r"
+	done
+done
+tmp=$(mktemp -d)
+on_exit "rm -rf $tmp"
+
+expected()
+{
+	local i j
+	for i in 0 1 2 3; do
+		printf 'On process %d: ' "$i"
+		for j in $(seq 1 100); do printf '%d ' $((100 * i + j)); done
+		printf '\n'
+	done
+}
+expected | sort >"$tmp/want"
+
+for t in udp afbsp; do
+	BSP_TRANSPORT=$t BSP_UDP_RAILS=eth0,eth1 BSP_VERBOSE=1 run4 "$ALLSUMS" \
+		>"$tmp/out.$t" 2>"$tmp/err.$t" || { cat "$tmp/err.$t"; fail "allsums over $t failed"; }
+	sort "$tmp/out.$t" | cmp -s - "$tmp/want" || { cat "$tmp/out.$t"; fail "allsums over $t: wrong output"; }
+	grep -q "^bsp: nprocs=4 transport=$t " "$tmp/err.$t" || { cat "$tmp/err.$t"; fail "transport $t not reported"; }
+	log "allsums over $t: exact output"
+	for n in 20000 200000; do
+		BSP_TRANSPORT=$t BSP_UDP_RAILS=eth0,eth1 run4 "$EXCHANGE" -n $n -r 3 >"$tmp/x.$t" 2>&1 || {
+			cat "$tmp/x.$t"
+			for i in 0 1 2 3; do ip netns exec "n$i" cat /proc/net/af_bsp/peers; done
+			fail "exchange of $n bytes per pair over $t failed"
+		}
+	done
+	grep -q ', ok$' "$tmp/x.$t" || { cat "$tmp/x.$t"; fail "exchange over $t corrupted"; }
+	cat "$tmp/x.$t"
+done
+
+# auto picks AF_BSP when every node has it
+BSP_VERBOSE=1 BSP_UDP_RAILS=eth0,eth1 run4 "$ALLSUMS" >/dev/null 2>"$tmp/err.auto" || fail "auto failed"
+grep -q "transport=afbsp" "$tmp/err.auto" || { cat "$tmp/err.auto"; fail "auto did not choose afbsp"; }
+log "auto chose afbsp"
+
+exit 0
