@@ -42,10 +42,12 @@ stage_style() {
 
 	banner "style: checkpatch.pl --strict (linux-source-6.1) on kernel/"
 	if cp=$(checkpatch_tool); then
-		mapfile -t files < <(git ls-files 'kernel/*.c' 'kernel/*.h')
+		# Paths relative to kernel/, as in the kernel tree: checkpatch applies
+		# its UAPI rules to include/uapi/ (no BIT() there, for instance).
+		mapfile -t files < <(cd kernel && git ls-files '*.c' '*.h')
 		local bad=0
 		for f in "${files[@]}"; do
-			if ! out=$("$cp" --strict --no-tree --quiet --show-types -f "$f" 2>&1); then
+			if ! out=$(cd kernel && "$cp" --strict --no-tree --quiet --show-types -f "$f" 2>&1); then
 				echo "$out"
 				bad=1
 			fi
