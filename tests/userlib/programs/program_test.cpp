@@ -341,3 +341,14 @@ TEST(Programs, AutoChoosesUdpWithoutTheModule) {
     EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
 }
+
+TEST(Programs, CxxLayer) {
+    auto r = run("cxx_api", 3);
+    EXPECT_EQ(r.out,
+              "[0] sum 4.5, left's entry 0.0, 1 message of 8 bytes, tag 102\n"
+              "[1] sum 4.5, left's entry 1.5, 1 message of 8 bytes, tag 100\n"
+              "[2] sum 4.5, left's entry 3.0, 1 message of 8 bytes, tag 101\n");
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}

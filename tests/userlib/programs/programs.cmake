@@ -9,6 +9,11 @@ foreach(p ${BSP_TEST_PROGRAMS})
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
 endforeach()
 
+add_executable(bsptest_cxx_api ${BSP_PROG_DIR}/cxx_api.cpp)
+target_link_libraries(bsptest_cxx_api PRIVATE bsp)
+set_target_properties(bsptest_cxx_api PROPERTIES OUTPUT_NAME cxx_api
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
+
 add_executable(userlib_program_tests
   ${BSP_PROG_DIR}/program_runner.cpp
   ${BSP_PROG_DIR}/program_test.cpp
@@ -17,7 +22,7 @@ target_link_libraries(userlib_program_tests PRIVATE GTest::gtest_main)
 target_compile_definitions(userlib_program_tests PRIVATE
   BSP_PROGRAMS_DIR="${CMAKE_BINARY_DIR}/userlib-test-programs"
   BSP_EXAMPLES_DIR="${CMAKE_BINARY_DIR}/examples")
-foreach(p ${BSP_TEST_PROGRAMS})
+foreach(p ${BSP_TEST_PROGRAMS} cxx_api)
   add_dependencies(userlib_program_tests bsptest_${p})
 endforeach()
 foreach(ex inprod sort matvec)
