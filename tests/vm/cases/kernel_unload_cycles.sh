@@ -13,6 +13,7 @@
 
 XFER=$(ktest_bin bsp_xfer)
 KO=$BSPVM_REPO/kernel/af_bsp.ko
+modprobe veth || fail "modprobe veth"
 
 # ---- load/unload cycles, slab and vmalloc back at baseline
 ip netns add u0
