@@ -116,6 +116,8 @@ void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
 	for (c = 0; c < ep->cfg.max_chans; c++) {
 		struct bspe_chan *ch = &ep->chans[c];
 
+		u32 settled = 0;
+
 		if (!ch->used || !(ch->flags & BSPE_CHAN_GROUP))
 			continue;
 		for (r = 0; r < ep->cfg.nrails; r++) {
@@ -132,11 +134,15 @@ void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
 					continue;
 				ch->st[r].acked_implicit++;
 				bspe_spkt_settle(ep, ch, sr, p, now);
+				settled++;
 			}
 			bspe_advance_una(ep, sr);
 		}
 		if (ch->fo_count)
 			bspe_foq_implicit(ep, ch, epoch, now);
+		/* Freed ring space: this channel may send more now. */
+		if (settled && ch->mcount)
+			bspe_push(ep, ch, now);
 	}
 }
 
@@ -161,7 +167,12 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 	u32 i;
 
 	(void)now;
-	if (!(ch->rail_up & (1u << rail))) {
+	/*
+	 * Probes and their answers test the rail they are about, even one
+	 * believed dead (that is how a suspected rail is found alive).
+	 */
+	if (!(ch->rail_up & (1u << rail)) &&
+	    !(flags & (BSPE_F_PROBE | BSPE_F_REPLY))) {
 		for (i = 0; i < ep->cfg.nrails; i++)
 			if (ch->rail_up & (1u << i))
 				break;

@@ -150,7 +150,8 @@ struct bspe_chan {
 	u8	expecting;
 	u8	prod_pending;		/* last prod round not answered yet */
 	u8	tx_rr;
-	u8	pad[3];
+	u8	suspect;		/* rails the engine declared dead */
+	u8	pad[2];
 	struct bspe_srail srail[BSPE_MAX_RAILS];
 	struct bspe_rrail rrail[BSPE_MAX_RAILS];
 	struct bspe_stats st[BSPE_MAX_RAILS];
@@ -220,6 +221,9 @@ void bspe_arm_chan(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		    u64 now);
 u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes);
+
+void bspe_rail_revive(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+		      u64 now);
 
 /* bspe_rx.c */
 void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot);

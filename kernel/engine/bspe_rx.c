@@ -298,9 +298,14 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 			bspe_rcv_mark(ep, rr, k->seq);
 			goto dup;
 		}
-	} else if (k->msg_id != ch->rcv_next_msg &&
+	} else if (k->msg_id != ch->rcv_next_msg && k->seq != rr->rcv_nxt &&
 		   ep->rx_reserved + (u64)k->msg_len > ep->cfg.rcvbuf) {
-		/* Buffers low: only the next expected message is accepted. */
+		/*
+		 * Buffers low: only the next expected packets are accepted,
+		 * those of the next message to deliver and the next in order
+		 * on their rail (else a refused first hole would hide the
+		 * holes behind it forever).
+		 */
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
 	f.chan = (int)(ch - ep->chans);
@@ -394,6 +399,8 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		return;
 	}
 	st->acks_rx++;
+	if ((k->flags & BSPE_F_REPLY) && (ch->suspect & (1u << k->rail)))
+		bspe_rail_revive(ep, ch, k->rail, now);
 	if (!(k->flags & BSPE_F_REPLY) || !ch->prod_pending)
 		return;
 	ch->prod_pending = 0;

@@ -80,6 +80,15 @@ static u64 bspe_probe_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
 	       bspe_rto(ep, ch, sr->probes);
 }
 
+/* Suspected rails are probed again, slowly, until one answers. */
+static u64 bspe_revive_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
+			   u32 r)
+{
+	if (!(ch->suspect & (1u << r)))
+		return 0;
+	return ch->srail[r].probe_time + (bspe_rto(ep, ch, 0) << 3);
+}
+
 static u64 bspe_chan_deadline(const struct bspe_ep *ep,
 			      const struct bspe_chan *ch)
 {
@@ -91,6 +100,9 @@ static u64 bspe_chan_deadline(const struct bspe_ep *ep,
 		if (t && (!best || t < best))
 			best = t;
 		t = bspe_probe_due(ep, ch, r);
+		if (t && (!best || t < best))
+			best = t;
+		t = bspe_revive_due(ep, ch, r);
 		if (t && (!best || t < best))
 			best = t;
 	}
@@ -166,6 +178,7 @@ void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
 		if (!up) {
 			bspe_rail_fail(ep, ch, rail, now);
 		} else if (!(ch->rail_up & (1u << rail))) {
+			ch->suspect &= (u8)~(1u << rail);
 			ch->rail_up |= (u8)(1u << rail);
 			ch->st[rail].rail_up++;
 			ch->down_since = 0;
@@ -178,14 +191,45 @@ void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
 }
 
 /* Engine evidence: a rail of @ch's node stopped answering. */
+static void bspe_node_suspect(struct bspe_ep *ep, u32 node, u8 rail, int on)
+{
+	u32 c;
+
+	for (c = 0; c < ep->cfg.max_chans; c++) {
+		struct bspe_chan *ch = &ep->chans[c];
+
+		if (!ch->used || ch->node != node)
+			continue;
+		if (on)
+			ch->suspect |= (u8)(1u << rail);
+		else
+			ch->suspect &= (u8)~(1u << rail);
+	}
+}
+
 static void bspe_rail_suspect(struct bspe_ep *ep, struct bspe_chan *ch,
 			      u8 rail, u64 now)
 {
 	u32 node = ch->node;
 
 	bspe_rail_set(ep, node, rail, 0, now);
+	bspe_node_suspect(ep, node, rail, 1);
+	ch->srail[rail].probe_time = now;
 	if (ep->ops->rail_event)
 		ep->ops->rail_event(ep->ctx, node, rail, 0);
+}
+
+/* A probe on a rail the engine declared dead was answered on it. */
+void bspe_rail_revive(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
+		      u64 now)
+{
+	u32 node = ch->node;
+
+	if (!(ch->suspect & (1u << rail)))
+		return;
+	bspe_rail_set(ep, node, rail, 1, now);
+	if (ep->ops->rail_event)
+		ep->ops->rail_event(ep->ctx, node, rail, 1);
 }
 
 static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
@@ -239,6 +283,14 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		sr->probe_time = now;
 		bspe_send_ctrl(ep, ch, BSPE_T_ACK,
 			       BSPE_F_PROBE | BSPE_F_ACKREQ, (u8)r, (u8)r, now);
+	}
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		t = bspe_revive_due(ep, ch, r);
+		if (!t || t > now)
+			continue;
+		ch->srail[r].probe_time = now;
+		bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_PROBE | BSPE_F_ACKREQ,
+			       (u8)r, (u8)r, now);
 	}
 	t = bspe_prod_due(ep, ch);
 	if (t && t <= now)

@@ -166,14 +166,17 @@ TEST(Multirail, RailDeathDetectedByEngine) {
         };
     for (int k = 0; k < 3; k++)
         sim.send(0, 1, Sim::pattern(0, 1, k, 50000));
-    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    // the suspected rail is probed again slowly forever: run for a while, not until idle
+    sim.run_until(5000 * kMs);
     EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_EQ(bspe_live_rails(sim.node(0).ep(), 1), 1u);
     bspe_stats a = sim.node(0).stats();
     EXPECT_GT(a.retx_failover, 0u);
     EXPECT_EQ(a.rail_down, 1u);
     // rail_fail_probes unanswered probes, then the next timeout declares the rail dead
     EXPECT_EQ(sim.node(0).stats(1, 0).timeouts, test_cfg().rail_fail_probes + 1u);
-    EXPECT_EQ(sim.node(0).stats(1, 0).probes_tx, test_cfg().rail_fail_probes);
+    // then, once it is suspected, one revival probe every 8 timeouts (50 ms x 8)
+    EXPECT_GE(sim.node(0).stats(1, 0).probes_tx, test_cfg().rail_fail_probes + 5u);
     ASSERT_GE(events.size(), 1u);
     EXPECT_EQ(events[0], std::make_tuple(0, 1, 0, 0));
 }
@@ -203,4 +206,42 @@ TEST(Multirail, RailThatComesBackIsUsedAgain) {
     EXPECT_EQ(a.rail_up, 1u);
     EXPECT_EQ(rail1_late, 100u);  // the second message striped again: half of 200 fragments
     EXPECT_EQ(bspe_live_rails(sim.node(0).ep(), 1), 2u);
+}
+
+// A rail the engine declared dead on its own evidence is probed again from time to time;
+// once it answers, the engine uses it again and says so.
+TEST(Multirail, SuspectedRailRevivedByEngine) {
+    NetCfg n = net(2, 2);
+    RailDeath d;
+    d.node = 1;
+    d.rail = 0;
+    d.at = 20 * kUs;
+    d.revive_at = 2000 * kMs;
+    n.deaths.push_back(d);
+    Sim sim(n, test_cfg());
+    std::vector<std::tuple<int, int, int, int>> events;
+    sim.node(0).on_rail_event = [&](Node &nd, int peer, int rail, int up) {
+        events.emplace_back(nd.id(), peer, rail, up);
+    };
+    for (int k = 0; k < 3; k++)
+        sim.send(0, 1, Sim::pattern(0, 1, k, 50000));
+    sim.run_until(1500 * kMs);
+    EXPECT_EQ(bspe_live_rails(sim.node(0).ep(), 1), 1u);
+    sim.run_until(5000 * kMs);
+    EXPECT_EQ(bspe_live_rails(sim.node(0).ep(), 1), 2u);
+    uint64_t rail0 = 0;
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_DATA && w.rail == 0)
+            rail0++;
+    };
+    sim.send(0, 1, Sim::pattern(0, 1, 3, 50000));
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_EQ(rail0, 25u);  // striped over both rails again
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0], std::make_tuple(0, 1, 0, 0));
+    EXPECT_EQ(events[1], std::make_tuple(0, 1, 0, 1));
+    bspe_stats a = sim.node(0).stats();
+    EXPECT_EQ(a.rail_down, 1u);
+    EXPECT_EQ(a.rail_up, 1u);
 }
