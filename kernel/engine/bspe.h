@@ -248,8 +248,10 @@ struct bspe_delivery {
  *		a later arm replaces an earlier one. Call bspe_timer() then.
  * @rail_event:	the engine declared rail @rail of @node dead (@up 0) on
  *		its own evidence (unanswered timeout probes while another rail
- *		lives); @up is always 0 today. The rail comes back only through
- *		bspe_rail_set(.., 1) from the rail layer (a hello on it).
+ *		lives), or found such a rail alive again (@up 1: it keeps
+ *		probing a rail it declared dead, every 8 timeouts, until a probe
+ *		is answered on it). The rail layer may also bring it back with
+ *		bspe_rail_set(.., 1) (a hello on it).
  */
 struct bspe_ops {
 	void	(*xmit)(void *ctx, const struct bspe_xmit *x);
