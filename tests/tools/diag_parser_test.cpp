@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <climits>
 #include <random>
 #include <string>
 
@@ -239,10 +240,18 @@ TEST(DiagParser, ErrorShorterThanErrno) {
     EXPECT_EQ(r.error, 0);
 }
 
-TEST(DiagParser, PositiveErrorIsMalformed) {
-    DumpResult r = parse(error_message(kSeq, 5));
-    EXPECT_NE(r.malformed, "");
-    EXPECT_EQ(r.error, 0);
+TEST(DiagParser, ImpossibleErrorsAreMalformed) {
+    for (int err : {5, -4096, INT_MIN}) {
+        DumpResult r = parse(error_message(kSeq, err));
+        EXPECT_NE(r.malformed.find("impossible error"), std::string::npos) << err;
+        EXPECT_EQ(r.error, 0);
+    }
+    for (int err : {-4096, INT_MIN}) {
+        DumpResult r = parse(done_message(kSeq, err));
+        EXPECT_NE(r.malformed.find("impossible error"), std::string::npos) << err;
+        EXPECT_EQ(r.error, 0);
+        EXPECT_FALSE(r.done);
+    }
 }
 
 TEST(DiagParser, OverrunAndUnknownTypesAreMalformed) {
@@ -477,7 +486,8 @@ TEST(DiagParser, RandomCorruption) {
             b[rng() % b.size()] = std::byte(rng());
         b.resize(rng() % (b.size() + 1));
         std::vector<uint8_t> in(b.size());
-        std::memcpy(in.data(), b.data(), b.size());
+        if (!b.empty())
+            std::memcpy(in.data(), b.data(), b.size());
         ASSERT_EQ(LLVMFuzzerTestOneInput(in.data(), in.size()), 0);
     }
 }

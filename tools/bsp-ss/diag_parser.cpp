@@ -9,6 +9,9 @@
 namespace bsp_ss {
 namespace {
 
+// Errors travel as -errno; the kernel's errno values stay below MAX_ERRNO.
+constexpr int kMaxErrno = 4095;
+
 constexpr size_t align4(size_t n) {
     return (n + 3) & ~size_t(3);
 }
@@ -47,8 +50,8 @@ void parse_error(const nlmsghdr &h, std::span<const std::byte> payload, DumpResu
         return;
     }
     int err = load<int>(payload);
-    if (err > 0) {
-        out.malformed = "NLMSG_ERROR with positive error " + std::to_string(err);
+    if (err > 0 || err < -kMaxErrno) {
+        out.malformed = "NLMSG_ERROR with impossible error " + std::to_string(err);
         return;
     }
     if (err == 0) {  // an acknowledgement, not an error
@@ -76,6 +79,10 @@ void parse_done(std::span<const std::byte> payload, DumpResult &out) {
     // A dump that failed half-way reports its error in the DONE message.
     if (payload.size() >= sizeof(int)) {
         int err = load<int>(payload);
+        if (err < -kMaxErrno) {
+            out.malformed = "NLMSG_DONE with impossible error " + std::to_string(err);
+            return;
+        }
         if (err < 0) {
             out.error = -err;
             return;
