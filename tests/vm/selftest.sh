@@ -89,7 +89,7 @@ echo "selftest: run 1 (splats, failures, timeouts, leftovers, skip; --keep-going
 "$RUNVM" --keep-going --case-timeout 20 \
 	"$CASES/splat_warn.sh" "$CASES/pass.sh" "$CASES/splat_refcount.sh" \
 	"$CASES/skip.sh" "$CASES/splat_redzone.sh" "$CASES/fail.sh" \
-	"$CASES/hang.sh" "$CASES/leak.sh" "$CASES/stuck.sh" \
+	"$CASES/hang.sh" "$CASES/slow.sh" "$CASES/leak.sh" "$CASES/stuck.sh" \
 	"$CASES/after_stuck.sh" >"$out" 2>&1
 rc=$?
 check_rc "run with failing cases exits non-zero" $rc nonzero
@@ -103,13 +103,14 @@ check "clean case after a splat passes" "$out" '^PASS pass \('
 check "exit 77 is a skip" "$out" '^SKIP skip \('
 check "exit 3 is a failure" "$out" '^FAIL fail \(.*exit status 3'
 check "case timeout is a failure" "$out" '^FAIL hang \(.*timed out after 20s'
+check "a case's own time limit applies" "$out" '^FAIL slow \(.*timed out after 12s'
 check "left-behind namespace is a failure" "$out" '^FAIL leak \(.*left behind: netns n0'
 check "left-behind process is a failure" "$out" '^FAIL leak \(.*processes: [0-9]+ sleep 100000'
 check "unkillable case fails" "$out" '^FAIL stuck \(.*could not be killed'
 check "run stops after an unkillable case, even with --keep-going" "$out" '^not run: after_stuck$'
-check "summary counts" "$out" '^1 passed, 7 failed, 1 skipped$'
+check "summary counts" "$out" '^1 passed, 8 failed, 1 skipped$'
 last=$(tail -n 1 "$out")
-if [ "$last" = "1 passed, 7 failed, 1 skipped" ]; then
+if [ "$last" = "1 passed, 8 failed, 1 skipped" ]; then
 	ok "summary is the last line"
 else
 	not_ok "summary is the last line (last line: '$last')"

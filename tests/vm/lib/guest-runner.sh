@@ -128,6 +128,10 @@ while IFS=$'\t' read -r name path <&3; do
 	scratch=/tmp/bspvm/$name
 	mkdir -p "$scratch"
 	start=$(date +%s)
+	# A case may declare its own limit in its first lines:
+	#   # bspvm-timeout: SECONDS
+	ct=$(head -n 20 "$path" | sed -n 's/^# bspvm-timeout: *\([1-9][0-9]*\) *$/\1/p' | head -n 1)
+	ct=${ct:-$BSPVM_CASE_TIMEOUT}
 	pgidfile=/tmp/bspvm/.pgid-$name
 	(
 		cd "$BSPVM_REPO" || exit 1
@@ -137,7 +141,7 @@ while IFS=$'\t' read -r name path <&3; do
 		exec env BSPVM_REPO="$BSPVM_REPO" BSPVM_KVER="$BSPVM_KVER" \
 			BSPVM_CASE="$name" BSPVM_SCRATCH="$scratch" \
 			BSPVM_VERBOSE="$BSPVM_VERBOSE" TMPDIR="$scratch" \
-			timeout -k 10 "$BSPVM_CASE_TIMEOUT" bash "$path"
+			timeout -k 10 "$ct" bash "$path"
 	) </dev/null >"$RUNDIR/$name.log" 2>&1 &
 	cpid=$!
 	# Live output. The case writes to a file, not a pipe: a process stuck
@@ -149,7 +153,7 @@ while IFS=$'\t' read -r name path <&3; do
 	# Without processes of its own (read -t on a FIFO) so it can be killed.
 	stuck=0
 	(
-		read -r -t "$((BSPVM_CASE_TIMEOUT + 30))" _ <>"$WATCHDOG_FIFO"
+		read -r -t "$((ct + 30))" _ <>"$WATCHDOG_FIFO"
 		kill -USR1 $$
 	) &
 	wpid=$!
@@ -170,7 +174,7 @@ while IFS=$'\t' read -r name path <&3; do
 	case "$rc" in
 	0) st=PASS why= ;;
 	77) st=SKIP why= ;;
-	124 | 137) st=FAIL why="timed out after ${BSPVM_CASE_TIMEOUT}s" ;;
+	124 | 137) st=FAIL why="timed out after ${ct}s" ;;
 	*) st=FAIL why="exit status $rc" ;;
 	esac
 	left=
