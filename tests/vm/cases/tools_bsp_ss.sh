@@ -95,8 +95,8 @@ if mode == "main":
     c = socket.socket(F, socket.SOCK_RDM)
     d = socket.socket(F, socket.SOCK_RDM)
     call(libc.bind, d, addr(0, 5001))
-    call(libc.connect, d, addr(0, 5000))
     node = name(a)[0]
+    call(libc.connect, d, addr(node, 5000))
     d.setsockopt(SOL_BSP, BSP_GROUP,
                  struct.pack("=II", 2, 0) + struct.pack("=IHH", node, 5000, 0) +
                  struct.pack("=IHH", node, 5001, 0))
@@ -121,7 +121,9 @@ holder()
 {
 	local node=$1 mode=$2 file=$3 t pid
 
-	topo_exec "$node" python3 "$WORK/holder.py" "$file" "$mode" </dev/null >/dev/null &
+	# ip netns exec execs python3: $! is the helper itself
+	ip netns exec "$(topo_ns "$node")" python3 "$WORK/holder.py" "$file" "$mode" \
+		</dev/null >/dev/null &
 	pid=$!
 	on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
 	for ((t = 0; t < 600; t++)); do
