@@ -3,10 +3,11 @@
 # bsp-ss (tools/bsp-ss) against the real module: in node n0 a helper holds
 # four AF_BSP sockets (bound to 5000; automatic port with a pacing rate;
 # unbound; bound to 5001, connected to 5000, in a group of 2 at epoch 1, after
-# sending 5 bytes to 5000), n1 holds one socket of its own. bsp-ss in n0 must
-# list exactly n0's four sockets (ports, inodes, peer, queues, superstep
-# state, counters, socket memory), filter by port, give JSON that parses,
-# and fail with a clear message once the module is unloaded.
+# sending 5 bytes to 5000), n1 holds 401 sockets of its own (ports 5000 and
+# 10000..10399: a dump of many parts). bsp-ss in each node must list exactly
+# that node's sockets (ports, inodes, peer, queues, superstep state, counters,
+# socket memory), filter by port, give JSON that parses, and fail with a clear
+# message once the module is unloaded.
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/vm/lib/topology.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
@@ -108,6 +109,10 @@ else:
     e = socket.socket(F, socket.SOCK_RDM)
     call(libc.bind, e, addr(0, 5000))
     socks = {"e": e}
+    for port in range(10000, 10400):
+        s = socket.socket(F, socket.SOCK_RDM)
+        call(libc.bind, s, addr(0, port))
+        socks["p%d" % port] = s
 with open(out + ".tmp", "w") as f:
     json.dump({k: facts(s) for k, s in socks.items()}, f)
 os.rename(out + ".tmp", out)
@@ -115,29 +120,34 @@ while True:
     signal.pause()
 PY
 
-# holder NODE MODE FILE: start the helper in a node, wait (bounded) until its
-# sockets exist; its pid is left in HOLDER_PID.
-holder()
+# holder_start NODE MODE FILE: start the helper in a node; its pid is left in
+# HOLDER_PID. holder_wait PID FILE: wait (bounded) until its sockets exist.
+# (Both helpers start at once: a python start-up takes many seconds in TCG.)
+holder_start()
 {
-	local node=$1 mode=$2 file=$3 t pid
-
 	# ip netns exec execs python3: $! is the helper itself
-	ip netns exec "$(topo_ns "$node")" python3 "$WORK/holder.py" "$file" "$mode" \
+	ip netns exec "$(topo_ns "$1")" python3 "$WORK/holder.py" "$3" "$2" \
 		</dev/null >/dev/null &
-	pid=$!
-	on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
-	for ((t = 0; t < 600; t++)); do
-		[ -e "$file" ] && break
-		kill -0 "$pid" 2>/dev/null || fail "socket holder ($mode) died"
+	HOLDER_PID=$!
+	on_exit "kill $HOLDER_PID 2>/dev/null; wait $HOLDER_PID 2>/dev/null"
+}
+holder_wait()
+{
+	local pid=$1 file=$2 t
+
+	for ((t = 0; t < 900; t++)); do
+		[ -e "$file" ] && return 0
+		kill -0 "$pid" 2>/dev/null || fail "socket holder for $file died"
 		sleep 0.1
 	done
-	[ -e "$file" ] || fail "socket holder ($mode) not ready after 60 s"
-	HOLDER_PID=$pid
+	fail "socket holder for $file not ready after 90 s"
 }
-holder 0 main "$WORK/main.json"
+holder_start 0 main "$WORK/main.json"
 MAIN=$HOLDER_PID
-holder 1 other "$WORK/other.json"
+holder_start 1 other "$WORK/other.json"
 OTHER=$HOLDER_PID
+holder_wait "$MAIN" "$WORK/main.json"
+holder_wait "$OTHER" "$WORK/other.json"
 fact() # fact FILE SOCKET KEY
 {
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])' "$@"
@@ -171,9 +181,9 @@ expect_eq "$(echo "$out" | head -n 1 | awk '{ print $1, $2, $3 }')" "Recv-Q Send
 expect_eq "$(echo "$out" | awk 'NR == 2 { print $3 }')" "77:*" "unbound socket without -n"
 expect_eq "$(echo "$out" | wc -l)" 5 "lines of bsp-ss (header + 4)"
 
-# ---- n1 sees only its own socket
-out=$(topo_exec 1 "$SS" -n -H) || fail "bsp-ss in n1 failed"
-expect_eq "$(echo "$out" | awk '{ print $3, $4, $5 }')" "78:5000 *:* $INO_E" "n1 sockets"
+# ---- n1 sees only its own sockets
+out=$(topo_exec 1 "$SS" -n -H -p 5000) || fail "bsp-ss in n1 failed"
+expect_eq "$(echo "$out" | awk '{ print $3, $4, $5 }')" "78:5000 *:* $INO_E" "n1 socket on 5000"
 
 # ---- port filters
 expect_eq "$(ss0 -n -H -p 5000 | awk '{ print $5 }')" "$INO_A" "-p 5000"
@@ -229,11 +239,23 @@ expect_eq "$summary" "77 0 $INO_C - 0 0 0 0 True False
 77 $PORT_B $INO_B - 0 0 1000000 0 True False" "bsp-ss -j contents"
 expect_eq "$(topo_exec 1 "$SS" -j -p 6000)" "[]" "empty JSON list"
 
+# ---- a dump of many parts: 401 sockets in n1, every attribute asked for
+out=$(topo_exec 1 "$SS" -n -H -e -s -m) || fail "bsp-ss -e -s -m with 401 sockets failed"
+expect_eq "$(echo "$out" | grep -c '^[0-9]')" 401 "socket lines in n1"
+expect_eq "$(echo "$out" | grep -c 'skmem:(')" 401 "skmem lines in n1"
+expect_eq "$(echo "$out" | grep -c ' tx_msgs:0 ')" 401 "counter lines in n1"
+want=$( (echo 5000; seq 10000 10399) | sed 's/^/78:/')
+expect_eq "$(echo "$out" | awk '/^[0-9]/ { print $3 }')" "$want" "ports listed in n1"
+inodes=$(python3 -c 'import json,sys; print("\n".join(str(v["inode"]) for v in json.load(open(sys.argv[1])).values()))' "$WORK/other.json" | sort -n)
+expect_eq "$(topo_exec 1 "$SS" -n -H -j | python3 -c '
+import json, sys
+print("\n".join(sorted((str(s["inode"]) for s in json.load(sys.stdin)), key=int)))')" "$inodes" "inodes of the 401 sockets (JSON)"
+
 # ---- sockets gone with their process
 kill "$MAIN" && wait "$MAIN" 2>/dev/null
 kill "$OTHER" && wait "$OTHER" 2>/dev/null
 expect_eq "$(ss0 -H)" "" "n0 list after the holder exited"
-expect_eq "$(topo_exec 1 "$SS" -H)" "" "n1 list after the holder exited"
+expect_eq "$(topo_exec 1 "$SS" -H)" "" "n1 list after the holders exited"
 
 # ---- module unloaded: a clear error
 bsp_unload
