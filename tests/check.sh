@@ -113,13 +113,14 @@ stage_fuzz() {
 		record fuzz 0 1
 		return
 	fi
-	mapfile -t fuzzers < <(find "$build/fuzz" -type f -executable -name 'fuzz_*' | sort)
+	# Every executable of tests/fuzz is a libFuzzer target.
+	mapfile -t fuzzers < <(find "$build/fuzz/fuzz" -maxdepth 1 -type f -executable | sort)
 	for f in "${fuzzers[@]}"; do
 		name=$(basename "$f")
 		mkdir -p "$build/fuzz/corpus/$name"
 		local seeds=$top/tests/fuzz/corpus/$name
 		[ -d "$seeds" ] || seeds=
-		if "$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+		if "$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
 			-print_final_stats=1 "$build/fuzz/corpus/$name" $seeds >"$build/fuzz/$name.log" 2>&1; then
 			echo "$name: clean ($(grep -E '^stat::number_of_executed_units' "$build/fuzz/$name.log" | awk '{print $2}') runs)"
 			pass=$((pass + 1))
