@@ -148,17 +148,19 @@ holder_start 1 other "$WORK/other.json"
 OTHER=$HOLDER_PID
 holder_wait "$MAIN" "$WORK/main.json"
 holder_wait "$OTHER" "$WORK/other.json"
-fact() # fact FILE SOCKET KEY
-{
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])' "$@"
-}
-INO_A=$(fact "$WORK/main.json" a inode)
-INO_B=$(fact "$WORK/main.json" b inode)
-INO_C=$(fact "$WORK/main.json" c inode)
-INO_D=$(fact "$WORK/main.json" d inode)
-INO_E=$(fact "$WORK/other.json" e inode)
-PORT_B=$(fact "$WORK/main.json" b port)
-RCVBUF_A=$(fact "$WORK/main.json" a rcvbuf)
+# The facts the helpers wrote, as shell variables (one python3 start: each
+# costs seconds under TCG): INO_A..INO_E, PORT_B, RCVBUF_A, INODES_N1.
+eval "$(python3 - "$WORK/main.json" "$WORK/other.json" <<'PY'
+import json, sys
+m, o = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for k in "abcd":
+    print("INO_%s=%d" % (k.upper(), m[k]["inode"]))
+print("INO_E=%d" % o["e"]["inode"])
+print("PORT_B=%d" % m["b"]["port"])
+print("RCVBUF_A=%d" % m["a"]["rcvbuf"])
+print("INODES_N1='%s'" % "\n".join(str(i) for i in sorted(v["inode"] for v in o.values())))
+PY
+)" || fail "reading the helpers' facts"
 [ "$PORT_B" -ge 32768 ] || fail "automatic port $PORT_B below 32768"
 log "n0 sockets: a=$INO_A b=$INO_B(port $PORT_B) c=$INO_C d=$INO_D; n1: e=$INO_E"
 
@@ -223,6 +225,7 @@ mem=$(echo "$out" | sed -n 2p)
 # ---- JSON: parses, and says the same
 out=$(ss0 -j -e -s -m) || fail "bsp-ss -j failed"
 echo "$out" | python3 -m json.tool >/dev/null || fail "bsp-ss -j is not JSON: $out"
+log "JSON parses"
 summary=$(echo "$out" | python3 -c '
 import json, sys
 socks = json.load(sys.stdin)
@@ -240,16 +243,16 @@ expect_eq "$summary" "77 0 $INO_C - 0 0 0 0 True False
 expect_eq "$(topo_exec 1 "$SS" -j -p 6000)" "[]" "empty JSON list"
 
 # ---- a dump of many parts: 401 sockets in n1, every attribute asked for
+log "401 sockets of n1"
 out=$(topo_exec 1 "$SS" -n -H -e -s -m) || fail "bsp-ss -e -s -m with 401 sockets failed"
 expect_eq "$(echo "$out" | grep -c '^[0-9]')" 401 "socket lines in n1"
 expect_eq "$(echo "$out" | grep -c 'skmem:(')" 401 "skmem lines in n1"
 expect_eq "$(echo "$out" | grep -c ' tx_msgs:0 ')" 401 "counter lines in n1"
 want=$( (echo 5000; seq 10000 10399) | sed 's/^/78:/')
 expect_eq "$(echo "$out" | awk '/^[0-9]/ { print $3 }')" "$want" "ports listed in n1"
-inodes=$(python3 -c 'import json,sys; print("\n".join(str(v["inode"]) for v in json.load(open(sys.argv[1])).values()))' "$WORK/other.json" | sort -n)
 expect_eq "$(topo_exec 1 "$SS" -n -H -j | python3 -c '
 import json, sys
-print("\n".join(sorted((str(s["inode"]) for s in json.load(sys.stdin)), key=int)))')" "$inodes" "inodes of the 401 sockets (JSON)"
+print("\n".join(sorted((str(s["inode"]) for s in json.load(sys.stdin)), key=int)))')" "$(printf '%b' "$INODES_N1")" "inodes of the 401 sockets (JSON)"
 
 # ---- sockets gone with their process
 kill "$MAIN" && wait "$MAIN" 2>/dev/null
