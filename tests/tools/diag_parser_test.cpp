@@ -168,6 +168,24 @@ TEST(DiagParser, DumpInterrupted) {
     EXPECT_TRUE(r2.interrupted);
 }
 
+TEST(DiagParser, DuplicateSocketsAreKeptOnce) {
+    ParseContext c = ctx();
+    DumpResult r;
+    bsp_ss::parse_diag_datagram(concat({socket_message(kSeq, diag_msg(1, 7, 11)),
+                                        socket_message(kSeq, diag_msg(2, 7, 12))}),
+                                c, r);
+    // the next part repeats socket 12 (a resumed dump after a socket was added)
+    bsp_ss::parse_diag_datagram(
+        concat({socket_message(kSeq, diag_msg(2, 7, 12)), socket_message(kSeq, diag_msg(3, 7, 13)),
+                done_message(kSeq)}),
+        c, r);
+    EXPECT_TRUE(r.done);
+    EXPECT_EQ(r.duplicates, 1u);
+    ASSERT_EQ(r.sockets.size(), 3u);
+    EXPECT_EQ(r.sockets[1].inode, 12u);
+    EXPECT_EQ(r.sockets[2].inode, 13u);
+}
+
 TEST(DiagParser, ErrorMessageGivesErrno) {
     DumpResult r = parse(error_message(kSeq, -ENOENT));
     EXPECT_EQ(r.error, ENOENT);

@@ -118,6 +118,10 @@ void parse_socket(std::span<const std::byte> payload, const ParseContext &ctx, D
         out.malformed = "socket inode " + std::to_string(s.inode) + ": " + err;
         return;
     }
+    if (!out.cookies.insert(s.cookie).second) {
+        ++out.duplicates;
+        return;
+    }
     out.sockets.push_back(s);
 }
 

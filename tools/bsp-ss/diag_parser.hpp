@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "diag_socket_info.hpp"
@@ -24,6 +25,10 @@ struct DumpResult {
     std::string error_msg;     // the kernel's extended-ack message, if any
     std::string malformed;     // why the answer cannot be trusted (empty if fine)
     unsigned skipped = 0;      // messages ignored: other sequence number, NOOP, ACK
+    // Sockets answered twice (same cookie), kept once: a dump resumed while
+    // sockets came and went. Like interrupted, the list may lack sockets.
+    unsigned duplicates = 0;
+    std::unordered_set<uint64_t> cookies;  // of sockets, to find duplicates
 
     // No further datagram of this dump is to be read.
     bool finished() const { return done || error != 0 || !malformed.empty(); }

@@ -16,8 +16,9 @@
 
 namespace {
 
-// A dump interrupted by concurrent socket changes is repeated this often
-// before the last answer is shown with a warning.
+// A dump interrupted by concurrent socket changes (NLM_F_DUMP_INTR, or a
+// socket answered twice) is repeated this often before the last answer is
+// shown with a warning.
 constexpr int kDumpAttempts = 3;
 
 int run(const bsp_ss::Options &opts) {
@@ -30,7 +31,7 @@ int run(const bsp_ss::Options &opts) {
     bsp_ss::DumpOutcome o;
     for (int attempt = 0; attempt < kDumpAttempts; ++attempt) {
         o = bsp_ss::run_dump(uint8_t(fam.family), kport, bsp_ss::show_flags(opts));
-        if (!o.io_error.empty() || !o.result.interrupted)
+        if (!o.io_error.empty() || (!o.result.interrupted && !o.result.duplicates))
             break;
     }
     if (!o.io_error.empty()) {
@@ -55,7 +56,7 @@ int run(const bsp_ss::Options &opts) {
                          r.error_msg.c_str());
         return 1;
     }
-    if (r.interrupted)
+    if (r.interrupted || r.duplicates)
         std::fprintf(stderr,
                      "bsp-ss: warning: dump interrupted %d times by socket changes; the list "
                      "may be inconsistent\n",
