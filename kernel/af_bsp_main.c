@@ -60,10 +60,10 @@ module_param_named(unreach_ms, bsp_unreach_ms, uint, 0644);
 MODULE_PARM_DESC(unreach_ms,
 		 "with no live rail to a node for this long, its messages fail with EHOSTUNREACH");
 
-unsigned int bsp_close_linger_ms = 2000;
+unsigned int bsp_close_linger_ms;
 module_param_named(close_linger_ms, bsp_close_linger_ms, uint, 0644);
 MODULE_PARM_DESC(close_linger_ms,
-		 "close() waits this long for unacknowledged messages unless SO_LINGER says otherwise");
+		 "without SO_LINGER, close() waits at most this long for unsettled messages (0: until settled)");
 
 bool bsp_checksum = true;
 module_param_named(checksum, bsp_checksum, bool, 0444);

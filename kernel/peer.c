@@ -75,6 +75,20 @@ bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id)
 	return ok;
 }
 
+void bsp_peer_touch(struct bsp_net *bn, u32 node_id, u8 rail)
+{
+	struct bsp_peer *p;
+
+	if (rail >= BSP_MAX_RAILS)
+		return;
+	rcu_read_lock();
+	p = bsp_peer_lookup_rcu(bn, node_id);
+	/* refresh only: a dead rail comes back through a hello */
+	if (p && READ_ONCE(p->rails[rail].alive))
+		WRITE_ONCE(p->rails[rail].last_seen, jiffies);
+	rcu_read_unlock();
+}
+
 /* peer_lock held. */
 static struct bsp_peer *bsp_peer_get_or_create(struct bsp_net *bn,
 					       u32 node_id, int *err)

@@ -54,6 +54,13 @@ int bsp_peer_hello(struct bsp_net *bn, u8 rail, const u8 *addr,
 		   const struct bspe_hello_info *hi, bool *came_up,
 		   bool *restarted);
 
+/*
+ * Any context: a protocol frame from @node_id arrived on our rail @rail;
+ * it proves that (peer, rail) alive as well as a hello would, so a rail
+ * whose hellos wait behind bulk data in a deep queue does not expire.
+ */
+void bsp_peer_touch(struct bsp_net *bn, u32 node_id, u8 rail);
+
 /* Static entries (proc.c writes). Process context. */
 int bsp_peer_add_static(struct bsp_net *bn, u32 node_id, u8 rail,
 			const u8 *addr, u16 mtu);

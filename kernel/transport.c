@@ -398,11 +398,18 @@ void bsp_transport_close(struct bsp_sock *bs)
 
 	if (!tp)
 		return;
-	/* Linger: wait for the rails to settle what was sent (bounded). */
+	/*
+	 * Linger until the engine settled what was sent: every message
+	 * completes, acknowledged or failed after unreach_ms without progress,
+	 * so the wait is bounded. SO_LINGER or close_linger_ms cap it; a
+	 * signal ends it.
+	 */
 	if (sock_flag(sk, SOCK_LINGER))
 		linger = sk->sk_lingertime;
-	else
+	else if (bsp_close_linger_ms)
 		linger = msecs_to_jiffies(bsp_close_linger_ms);
+	else
+		linger = MAX_SCHEDULE_TIMEOUT;
 	if (linger)
 		wait_event_interruptible_timeout(tp->send_wait,
 						 !READ_ONCE(tp->outstanding),
@@ -620,6 +627,8 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 		bsp_count_drop(bn, BSP_DROP_ADDR);
 		goto out;
 	}
+	/* any frame of the peer on this rail is evidence the rail works */
+	bsp_peer_touch(bn, ntohl(h->src_node), rail);
 	sk = bsp_port_lookup_get(bn, ntohs(h->dst_port));
 	if (!sk) {
 		bsp_count_drop(bn, BSP_DROP_NO_PORT);

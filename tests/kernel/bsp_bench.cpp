@@ -3,7 +3,8 @@
 //
 //   bsp_bench sink PORT COUNT SIZE       receive COUNT messages; print the
 //                                        throughput from first to last
-//   bsp_bench source NODE PORT COUNT SIZE
+//   bsp_bench source NODE PORT COUNT SIZE [PACING]
+//                                        PACING: BSP_PACING_RATE in bytes/s
 //   bsp_bench echo PORT COUNT            send every message back
 //   bsp_bench ping NODE PORT COUNT SIZE  ping-pong; print the median
 //                                        half round trip
@@ -34,6 +35,8 @@ sockaddr *sa(sockaddr_bsp *a) {
 
 int sink(uint16_t port, long count, size_t size) {
     int fd = ktest::bound_socket(port, 32 << 20, 0);
+    timeval tv = {120, 0};  // a lost message ends the run instead of hanging it
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     std::vector<uint8_t> buf(size + 1);
     double first = 0, last = 0;
     for (long i = 0; i < count; ++i) {
@@ -53,8 +56,12 @@ int sink(uint16_t port, long count, size_t size) {
     return 0;
 }
 
-int source(uint32_t node, uint16_t port, long count, size_t size) {
+int source(uint32_t node, uint16_t port, long count, size_t size, uint64_t pacing) {
     int fd = ktest::bound_socket(0, 0, 32 << 20);
+    if (pacing && setsockopt(fd, SOL_BSP, BSP_PACING_RATE, &pacing, sizeof(pacing)) != 0) {
+        std::perror("BSP_PACING_RATE");
+        return 1;
+    }
     sockaddr_bsp to = ktest::addr(node, port);
     std::vector<uint8_t> m(size, 0x5a);
     for (long i = 0; i < count; ++i) {
@@ -115,16 +122,17 @@ int main(int argc, char **argv) {
     setvbuf(stdout, nullptr, _IOLBF, 0);
     if (argc == 5 && !strcmp(argv[1], "sink"))
         return sink(uint16_t(atoi(argv[2])), atol(argv[3]), strtoul(argv[4], nullptr, 0));
-    if (argc == 6 && !strcmp(argv[1], "source"))
+    if ((argc == 6 || argc == 7) && !strcmp(argv[1], "source"))
         return source(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])),
-                      atol(argv[4]), strtoul(argv[5], nullptr, 0));
+                      atol(argv[4]), strtoul(argv[5], nullptr, 0),
+                      argc == 7 ? strtoull(argv[6], nullptr, 0) : 0);
     if (argc == 4 && !strcmp(argv[1], "echo"))
         return echo(uint16_t(atoi(argv[2])), atol(argv[3]));
     if (argc == 6 && !strcmp(argv[1], "ping"))
         return ping(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])), atol(argv[4]),
                     strtoul(argv[5], nullptr, 0));
     std::fprintf(stderr,
-                 "usage: bsp_bench sink PORT COUNT SIZE | source NODE PORT COUNT SIZE |\n"
+                 "usage: bsp_bench sink PORT COUNT SIZE | source NODE PORT COUNT SIZE [PACING] |\n"
                  "       echo PORT COUNT | ping NODE PORT COUNT SIZE\n");
     return 2;
 }

@@ -134,7 +134,7 @@ int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
 }
 
 int send_one(uint32_t node, uint16_t port, uint32_t msgs, const Sizes &sizes) {
-    int fd = ktest::bound_socket(0, 0, 4 << 20);
+    int fd = ktest::bound_socket(0);  // default SO_SNDBUF: a few messages in flight
     uint32_t me = ktest::node_id() ^ ktest::port_of(fd);
     sockaddr_bsp to = ktest::addr(node, port);
     std::vector<uint8_t> m;

@@ -40,13 +40,13 @@ log "2x1 ladder both directions ok"
 bsp_nodes 4 2
 bsp_wait_peers 3
 for i in 0 1 2 3; do
-	run_bg "$tmp/a$i" ip netns exec "n$i" "$XFER" recv 7100 3 40 cycle:200000
+	run_bg "$tmp/a$i" ip netns exec "n$i" "$XFER" recv 7100 3 30 cycle:150000
 done
 sleep 0.3
 for i in 0 1 2 3; do
 	for j in 1 2 3 4; do
 		[ "$j" = $((i + 1)) ] && continue
-		run_bg "$tmp/b$i$j" ip netns exec "n$i" "$XFER" send "$j" 7100 40 cycle:200000
+		run_bg "$tmp/b$i$j" ip netns exec "n$i" "$XFER" send "$j" 7100 30 cycle:150000
 	done
 done
 rc=0
@@ -54,7 +54,7 @@ for j in $(jobs -p); do wait "$j" || rc=1; done
 cat "$tmp"/a*
 [ $rc = 0 ] || { cat "$tmp"/b*; fail "a 4x2 transfer failed"; }
 for i in 0 1 2 3; do
-	grep -q "recv ok 120 " "$tmp/a$i" || fail "n$i did not receive 3 x 40 messages"
+	grep -q "recv ok 90 " "$tmp/a$i" || fail "n$i did not receive 3 x 30 messages"
 done
 log "4x2 all-to-all ok"
 exit 0
