@@ -1,6 +1,7 @@
 /* BSPlib programs that misuse the library, one per case (argv[1]); each must end the
  * whole program with one message naming the call, the process and the reason. */
 #include <bsp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,6 +52,8 @@ static void spmd(void)
         bsp_end();
     if (is("missing_end") && bsp_pid() == 2)
         return; /* and exits without bsp_end */
+    if (is("killed") && bsp_pid() == 1)
+        raise(SIGKILL); /* dies in the middle of a superstep */
     if (is("begin_twice") && bsp_pid() == 0)
         bsp_begin(3);
     bsp_sync();

@@ -310,6 +310,10 @@ TEST_F(UnderBsprun, MisuseEndsTheJobWithOneMessage) {
     EXPECT_EQ(r.err, "process 1 gives up: no solution\n");
     EXPECT_NE(r.exit_status, 0);
     expect_clean(r);
+    r = run("misuse", 3, {"killed"});
+    EXPECT_NE(r.exit_status, 0);
+    EXPECT_EQ(r.out.find("no error detected"), std::string::npos);
+    expect_clean(r);
 }
 
 TEST_F(UnderBsprun, TooManyProcessesForBspBegin) {
@@ -350,5 +354,14 @@ TEST(Programs, CxxLayer) {
               "[2] sum 4.5, left's entry 3.0, 1 message of 8 bytes, tag 101\n");
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(Programs, AProcessKilledInASuperstepEndsTheJob) {
+    // Processes 0 and 2 wait in bsp_sync for process 1, which is SIGKILLed: the job must
+    // end within the bounded time with a failure status and nothing left behind.
+    auto r = run("misuse", 3, {"killed"});
+    EXPECT_NE(r.exit_status, 0);
+    EXPECT_EQ(r.out.find("no error detected"), std::string::npos);
     expect_clean(r);
 }
