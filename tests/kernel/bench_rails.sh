@@ -17,7 +17,7 @@ need_cmd iperf3 tc python3
 BENCH=$(ktest_bin bsp_bench)
 RATE_MBIT=${BENCH_RATE_MBIT:-20}
 RATE=${RATE_MBIT}mbit
-VOLUME=$((8 << 20))
+VOLUME=$((${BENCH_MIB:-16} << 20))
 modprobe sch_tbf || fail "modprobe sch_tbf"
 af_bsp_load max_rails=4
 
@@ -54,7 +54,7 @@ latency()
 {
 	ip netns exec n1 "$BENCH" echo 7501 300 >/dev/null 2>&1 &
 	sleep 0.3
-	ip netns exec n0 "$BENCH" ping 2 7501 300 8 | grep -o 'half_rtt_us=[0-9.]*' | cut -d= -f2
+	ip netns exec n0 "$BENCH" ping 2 7501 300 8 | sed -n 's/.* half_rtt_us=\([0-9.]*\).*/\1/p'
 	wait
 }
 
