@@ -171,7 +171,12 @@ static int bsp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		return err;
 
 	lock_sock(sk);
-	bsp_fill_addr(&bs->peer, a->sbsp_node, a->sbsp_port);
+	/* A local peer is recorded by its node id, so getpeername() and
+	 * sock_diag name it as getsockname() names this socket.
+	 */
+	bsp_fill_addr(&bs->peer,
+		      bsp_node_is_local(bn, a->sbsp_node) ? bsp_node_id(bn) :
+		      a->sbsp_node, a->sbsp_port);
 	bs->connected = true;
 	release_sock(sk);
 	return 0;

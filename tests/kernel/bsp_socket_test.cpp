@@ -256,6 +256,10 @@ void test_connect() {
     socklen_t pl = sizeof(peer);
     CHECK_EQ(getpeername(tx, sa(&peer), &pl), 0);
     CHECK_EQ(peer.sbsp_port, port_of(rx));
+    sockaddr_bsp self{};
+    socklen_t sl = sizeof(self);
+    CHECK_EQ(getsockname(tx, sa(&self), &sl), 0);
+    CHECK_EQ(peer.sbsp_node, self.sbsp_node);  // BSP_NODE_LOCAL is resolved
     CHECK_EQ(send(tx, "hello", 5, 0), 5);
     char buf[8];
     CHECK_EQ(recv(rx, buf, sizeof(buf), 0), 5);

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# bspvm-timeout: 300
 # Messages between nodes over the rails: 2 nodes x 1 rail, every size from
 # 0 B to BSP_MSG_MAX checked byte for byte, both directions at once, several
 # sockets, exactly once and in order per sender; then 4 nodes x 2 rails,

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# bspvm-timeout: 240
 # bsp-ss (tools/bsp-ss) against the real module: in node n0 a helper holds
 # four AF_BSP sockets (bound to 5000; automatic port with a pacing rate;
 # unbound; bound to 5001, connected to 5000, in a group of 2 at epoch 1, after
