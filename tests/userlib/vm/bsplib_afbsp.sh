@@ -8,12 +8,12 @@
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
-# The most recently built copy of a program among the build trees (build/default of
-# make all, or a private build/<name> of the same layout).
+# A program of build/default (make all), else the most recently built copy among
+# the build trees of the same layout (a private build/<name>).
 find_built()
 {
-	local f
-	f=$(ls -t "$BSPVM_REPO"/build/*/"$1" 2>/dev/null | head -n 1)
+	local f=$BSPVM_REPO/build/default/$1
+	[ -x "$f" ] || f=$(ls -t "$BSPVM_REPO"/build/*/"$1" 2>/dev/null | head -n 1)
 	[ -n "$f" ] && [ -x "$f" ] || fail "$1 not built (cmake --build build/default)"
 	echo "$f"
 }
