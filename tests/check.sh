@@ -99,7 +99,10 @@ stage_unit() {
 	fi
 	out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --test-dir "$build/asan" --output-on-failure -j"$jobs" --timeout 300 2>&1)
-	echo "$out" | grep -vE '^ +[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' | tail -n 200
+	printf '%s\n' "$out" >"$build/asan/ctest.log"
+	# Everything but the lines of passing tests: failing tests show their output.
+	printf '%s\n' "$out" | grep -vE '^ *Start +[0-9]+:|^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'
+	echo "(full log: $build/asan/ctest.log)"
 	counts=$(ctest_counts "$out")
 	record unit ${counts% *} ${counts#* }
 }
