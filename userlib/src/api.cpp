@@ -237,11 +237,13 @@ void bsp_sync(void) {
 }
 
 void bsp_abort(const char *format, ...) {
-    char buf[4096];
-    va_list ap;
-    va_start(ap, format);
-    std::vsnprintf(buf, sizeof buf, format ? format : "", ap);
-    va_end(ap);
+    char buf[4096] = "";
+    if (format) {
+        va_list ap;
+        va_start(ap, format);
+        std::vsnprintf(buf, sizeof buf, format, ap);
+        va_end(ap);
+    }
     std::string msg(buf);
     while (!msg.empty() && msg.back() == '\n')
         msg.pop_back();
