@@ -118,8 +118,13 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 
 	err = bspe_hello_parse(skb->data, skb->len, &hi);
 	if (err) {
-		bsp_count_drop(bn, err == -EPROTONOSUPPORT ?
-			       BSP_DROP_VERSION : BSP_DROP_SHORT);
+		if (err == -EPROTONOSUPPORT)
+			bsp_count_drop(bn, BSP_DROP_VERSION);
+		else if (skb->len >= BSPE_HELLO_LEN &&
+			 !bspe_csum_ok(skb->data, BSPE_HELLO_LEN))
+			bsp_count_drop(bn, BSP_DROP_CSUM);
+		else
+			bsp_count_drop(bn, BSP_DROP_SHORT);
 		goto out;
 	}
 	if (hi.cluster_id != READ_ONCE(bn->cluster_id)) {

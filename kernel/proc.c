@@ -33,6 +33,7 @@ static const char * const bsp_drop_names[__BSP_DROP_MAX] = {
 	[BSP_DROP_ENGINE]		= "engine",
 	[BSP_DROP_NO_PORT]		= "no_port",
 	[BSP_DROP_NOMEM]		= "nomem",
+	[BSP_DROP_CSUM]			= "csum",
 };
 
 static struct bsp_net *bsp_seq_net(struct seq_file *seq)

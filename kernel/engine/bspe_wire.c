@@ -21,6 +21,7 @@ void bspe_hello_build(void *out, const struct bspe_hello_info *hi)
 	h.incarnation = bspe_htonl(hi->incarnation);
 	h.hello_seq = bspe_htonl(hi->hello_seq);
 	h.interval_ms = bspe_htons(hi->interval_ms);
+	h.csum = bspe_csum_fold(bspe_csum_add(&h, BSPE_HELLO_LEN, 0));
 	memcpy(out, &h, sizeof(h));
 }
 
@@ -33,7 +34,9 @@ int bspe_hello_parse(const void *pkt, u32 len, struct bspe_hello_info *hi)
 	memcpy(&h, pkt, sizeof(h));
 	if (h.version != BSPE_VERSION)
 		return -EPROTONOSUPPORT;
-	if (h.type != BSPE_T_HELLO || h.flags || h.reserved)
+	if (!bspe_csum_ok(&h, BSPE_HELLO_LEN))
+		return -EBADMSG;
+	if (h.type != BSPE_T_HELLO || h.flags)
 		return -EBADMSG;
 	if (h.nrails == 0 || h.rail >= h.nrails)
 		return -EBADMSG;

@@ -127,7 +127,9 @@ bspe_static_assert(sizeof(struct bspe_hdr) == BSPE_HDR_LEN,
  * @hello_seq:	increments with every hello sent on this rail.
  * @interval_ms: the sender's hello period; peers declare the rail dead after
  *		missing several periods.
- * @reserved:	zero.
+ * @csum:	Internet checksum over the 32 bytes (with @csum zero). Always
+ *		present: a corrupted incarnation or node id would reset or
+ *		invent peers, so a hello with a wrong checksum is dropped.
  */
 struct bspe_hello {
 	u8	version;
@@ -142,7 +144,7 @@ struct bspe_hello {
 	__be32	incarnation;
 	__be32	hello_seq;
 	__be16	interval_ms;
-	__be16	reserved;
+	__sum16	csum;
 };
 
 #define BSPE_HELLO_LEN	32

@@ -44,6 +44,14 @@ TEST(Wire, HelloRoundTripIsBigEndian) {
     EXPECT_EQ(bspe_pkt_type(buf, sizeof(buf)), BSPE_T_HELLO);
 }
 
+// Recomputes the checksum of a hello edited by a test, so that the edit itself is
+// what the parser judges.
+static void reseal(uint8_t *h) {
+    h[30] = h[31] = 0;
+    auto c = bspe_csum_fold(bspe_csum_add(h, BSPE_HELLO_LEN, 0));
+    std::memcpy(h + 30, &c, sizeof(c));
+}
+
 TEST(Wire, HelloRejectsBadFrames) {
     bspe_hello_info in{1, 2, 0, 1, 1500, 0, 1, 1, 100};
     uint8_t buf[BSPE_HELLO_LEN];
@@ -56,20 +64,44 @@ TEST(Wire, HelloRejectsBadFrames) {
     EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EPROTONOSUPPORT);
     std::memcpy(bad, buf, sizeof(bad));
     bad[1] = BSPE_T_DATA;
+    reseal(bad);
     EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
     std::memcpy(bad, buf, sizeof(bad));
     bad[3] = 1;  // flags
+    reseal(bad);
     EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
     std::memcpy(bad, buf, sizeof(bad));
     bad[12] = 1;  // rail 1 of 1
-    EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
-    std::memcpy(bad, buf, sizeof(bad));
-    bad[31] = 1;  // reserved
+    reseal(bad);
     EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
     std::memcpy(bad, buf, sizeof(bad));
     bad[14] = 0;
     bad[15] = 10;  // mtu below one header
+    reseal(bad);
     EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), -EBADMSG);
+    // a resealed edit of a legal field is accepted: the checks above are the
+    // parser's own, not the checksum's
+    std::memcpy(bad, buf, sizeof(bad));
+    bad[23] ^= 1;  // incarnation
+    reseal(bad);
+    EXPECT_EQ(bspe_hello_parse(bad, sizeof(bad), &out), 0);
+    EXPECT_EQ(out.incarnation, in.incarnation ^ 1u);
+}
+
+TEST(Wire, HelloChecksumCatchesEveryBitFlip) {
+    // A corrupted incarnation would reset every channel to the sender and a
+    // corrupted node id would invent a peer: no single flipped bit may pass.
+    bspe_hello_info in{7, 3, 1, 2, 9000, BSPE_CAP_CSUM, 0x12345678, 99, 100};
+    uint8_t buf[BSPE_HELLO_LEN];
+    bspe_hello_build(buf, &in);
+    for (unsigned bit = 0; bit < 8 * BSPE_HELLO_LEN; bit++) {
+        uint8_t bad[BSPE_HELLO_LEN];
+        std::memcpy(bad, buf, sizeof(bad));
+        bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+        bspe_hello_info out{};
+        int err = bspe_hello_parse(bad, sizeof(bad), &out);
+        EXPECT_TRUE(err == -EBADMSG || err == -EPROTONOSUPPORT) << "bit " << bit;
+    }
 }
 
 TEST(Wire, PacketType) {

@@ -203,6 +203,7 @@ enum bsp_drop_reason {
 	BSP_DROP_ENGINE,	/* refused by the protocol engine (any reason) */
 	BSP_DROP_NO_PORT,	/* no socket bound to the destination port */
 	BSP_DROP_NOMEM,		/* allocation failed */
+	BSP_DROP_CSUM,		/* hello with a wrong checksum */
 	__BSP_DROP_MAX,
 };
 
