@@ -130,6 +130,7 @@ struct bspe_chan {
 	struct bspe_fofrag *foq;	/* nrails * snd_wnd failover entries */
 	u64	srtt;
 	u64	last_rx;		/* last DATA accepted */
+	u64	rx_gap;			/* smoothed DATA inter-arrival */
 	u64	last_prod;
 	u64	prod_ivl;
 	u64	down_since;		/* all rails dead since (0: not) */

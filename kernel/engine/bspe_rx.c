@@ -262,6 +262,31 @@ static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 		ch->expecting = 0;
 }
 
+/*
+ * Data arrives at the pace the sender's rate or its rails allow, which
+ * may be much slower than a round trip. The receiver prods only after a
+ * quiet spell of several inter-arrival gaps (and at least a round trip),
+ * else a paced stream would draw a prod, and an answer, per packet. Gaps
+ * are measured inside a message only: the pause between supersteps is
+ * not a sign of the sender's pace.
+ */
+static void bspe_rx_gap(struct bspe_ep *ep, struct bspe_chan *ch,
+			int was_active, u64 now)
+{
+	if (was_active && ch->last_rx && now > ch->last_rx) {
+		u64 gap = now - ch->last_rx;
+
+		if (gap > ep->cfg.prod_max_ns)
+			gap = ep->cfg.prod_max_ns;
+		if (gap > ch->rx_gap)
+			ch->rx_gap += (gap - ch->rx_gap) / 4;
+		else
+			ch->rx_gap -= (ch->rx_gap - gap) / 8;
+	}
+	ch->prod_ivl = bspe_min64(bspe_max64(ch->srtt, 4 * ch->rx_gap),
+				  ep->cfg.prod_max_ns);
+}
+
 /* Accepts the fragment of a valid DATA packet; returns 0 or -errno. */
 static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 			const struct bspe_pkt *k, const u8 *payload, u64 now)
@@ -271,7 +296,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	struct bspe_rslot *sl;
 	struct bspe_rx_frag f;
 	u32 slot, fi, nfrags;
-	int err;
+	int err, was_active;
 
 	if (k->flags & BSPE_F_ACKREQ)
 		rr->ack_wanted = 1;
@@ -308,6 +333,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		 */
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
+	was_active = ch->rx_active != 0;
 	f.chan = (int)(ch - ep->chans);
 	f.chan_cookie = ch->cookie;
 	f.slot = slot;
@@ -340,9 +366,9 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	st->bytes_rx += k->payload_len;
 	bspe_rcv_mark(ep, rr, k->seq);
 	rr->since_ack++;
+	bspe_rx_gap(ep, ch, was_active, now);
 	ch->last_rx = now;
 	ep->last_rx_any = now;
-	ch->prod_ivl = ch->srtt;
 	ch->prod_pending = 0;
 	bspe_deliver_ready(ep, ch);
 	return 0;

@@ -172,10 +172,15 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	return 1;
 }
 
-/* Refills pacing tokens; returns 1 if a full packet may be sent now. */
+/*
+ * Refills pacing tokens; returns 1 if a full packet may be sent now. When
+ * not, records when it may (pace_wake) and arms the timer for it. Only the
+ * timer clears pace_wake, by pushing every channel: a packet that another
+ * channel sends meanwhile does not release this channel's waiting ones.
+ */
 static int bspe_pace_ok(struct bspe_ep *ep, u64 now)
 {
-	u64 burst, dt, need = (u64)ep->cfg.frag_size + BSPE_HDR_LEN;
+	u64 burst, dt, wake, need = (u64)ep->cfg.frag_size + BSPE_HDR_LEN;
 
 	if (!ep->pace_bps)
 		return 1;
@@ -188,13 +193,17 @@ static int bspe_pace_ok(struct bspe_ep *ep, u64 now)
 	if (ep->pace_tokens > burst)
 		ep->pace_tokens = burst;
 	ep->pace_last = now;
-	if (ep->pace_tokens >= need) {
-		ep->pace_wake = 0;
+	if (ep->pace_tokens >= need)
 		return 1;
-	}
-	ep->pace_wake = now + bspe_div64_64((need - ep->pace_tokens) *
-					    BSPE_NSEC_PER_SEC,
-					    ep->pace_bps) + 1;
+	wake = now + bspe_div64_64((need - ep->pace_tokens) *
+				   BSPE_NSEC_PER_SEC, ep->pace_bps) + 1;
+	if (!ep->pace_wake || wake < ep->pace_wake)
+		ep->pace_wake = wake;
+	/*
+	 * Arm here, not in the callers: pushes also come from paths that arm
+	 * nothing themselves (a superstep completed, buffers consumed).
+	 */
+	bspe_arm(ep, ep->pace_wake);
 	return 0;
 }
 
@@ -206,8 +215,12 @@ void bspe_set_pacing(struct bspe_ep *ep, u64 bytes_per_sec, u64 now)
 	ep->pace_tokens = 0;
 	ep->pace_last = now;
 	ep->pace_wake = 0;
-	if (!bytes_per_sec)
-		bspe_push_all(ep, now);
+	/*
+	 * Packets held back by the old rate wait for the new one: push now,
+	 * which sends what the new rate allows and arms the timer for the
+	 * rest (forgetting pace_wake alone would strand them).
+	 */
+	bspe_push_all(ep, now);
 }
 
 /*
@@ -302,16 +315,22 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	return 1;
 }
 
+/*
+ * Sends what the windows, the budget and pacing allow, one packet per
+ * live rail in turn. The turn moves on with every packet, so a paced
+ * channel (one packet per token) still alternates between its rails
+ * instead of draining one rail's runs first at the whole socket's rate.
+ */
 void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
 	u32 n = ep->cfg.nrails;
-	int progress = 1;
+	int sent = 1;
 
 	bspe_rate_roll(ep, ch, now);
-	while (progress) {
+	while (sent) {
 		u32 i;
 
-		progress = 0;
+		sent = 0;
 		for (i = 0; i < n; i++) {
 			u8 q = (u8)((ch->tx_rr + i) % n);
 
@@ -319,10 +338,12 @@ void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 				continue;
 			if (!bspe_pace_ok(ep, now))
 				return;
-			progress |= bspe_push_one(ep, ch, q, now);
+			if (bspe_push_one(ep, ch, q, now)) {
+				ch->tx_rr = (u8)((q + 1) % n);
+				sent = 1;
+				break;
+			}
 		}
-		if (progress)
-			ch->tx_rr = (u8)((ch->tx_rr + 1) % n);
 	}
 }
 

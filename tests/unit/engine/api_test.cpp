@@ -1,6 +1,7 @@
 // Engine API contract: configuration, memory sizing, channels, send errors, teardown.
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "engine_test_util.hpp"
@@ -155,4 +156,44 @@ TEST(Api, DropNames) {
     EXPECT_STREQ(bspe_drop_name(BSPE_DROP_TRUNCATED), "truncated");
     EXPECT_STREQ(bspe_drop_name(BSPE_DROP_DUP), "dup");
     EXPECT_STREQ(bspe_drop_name(BSPE_DROP_MAX), "unknown");
+}
+
+// Pacing across channels, with the timer firing late (as a busy host does): channel A waits
+// for tokens; channel B, pushed by its own event once tokens are back, takes them; when the
+// timer fires it must still release A. (A packet sent by B used to clear the pending wake-up,
+// leaving A queued with nothing outstanding and no timer: a BSPlib job hung in a barrier.)
+TEST(Api, PacingWakesEveryBlockedChannelAfterALateTimer) {
+    bspe_cfg c = test_cfg();
+    Ep e(c);
+    ASSERT_NE(e.ep, nullptr);
+    int a = bspe_chan_open(e.ep, 2, 7, 0, nullptr);
+    int b = bspe_chan_open(e.ep, 3, 7, 0, nullptr);
+    ASSERT_GE(a, 0);
+    ASSERT_GE(b, 0);
+    const uint64_t rate = 1000000;  // one 1056-byte packet per 1.056 ms
+    bspe_set_pacing(e.ep, rate, 0);
+    char ma[100], mb[100];
+    ASSERT_EQ(bspe_send(e.ep, a, ma, sizeof ma, 0, 0), 0);
+    EXPECT_TRUE(e.rec.tx.empty());
+    const uint64_t t = e.rec.timer;
+    ASSERT_GT(t, 0u);
+    // the timer is late; meanwhile B sends and takes the token that A waited for
+    ASSERT_EQ(bspe_send(e.ep, b, mb, sizeof mb, 0, t + 10 * kUs), 0);
+    ASSERT_EQ(e.rec.tx.size(), 1u);
+    EXPECT_EQ(e.rec.tx[0].node, 3u);
+    // from now on only the timer drives the endpoint
+    uint64_t now = t + 20 * kUs;
+    for (int i = 0; i < 100 && e.rec.tx.size() < 2; i++) {
+        if (!e.rec.timer)
+            break;
+        now = std::max(now, e.rec.timer);
+        e.rec.timer = 0;
+        bspe_timer(e.ep, now);
+    }
+    ASSERT_EQ(e.rec.tx.size(), 2u) << "channel A stranded";
+    EXPECT_EQ(e.rec.tx[1].node, 2u);
+    // A left when the tokens allowed: B's 156-byte packet left 910 of the 1066 accumulated,
+    // and a full packet (1056) needs 146 us more
+    EXPECT_GE(now, t + 155 * kUs);
+    bspe_fini(e.ep);
 }
