@@ -15,6 +15,7 @@
 #include <net/sock.h>
 
 #include "af_bsp.h"
+#include "transport.h"
 
 static int bsp_diag_fill(struct sock *sk, struct sk_buff *skb,
 			 const struct bsp_diag_req *req, u32 portid, u32 seq,
@@ -59,6 +60,14 @@ static int bsp_diag_fill(struct sock *sk, struct sk_buff *skb,
 
 		bsp_sock_stats_read(bs, &st);
 		if (nla_put_64bit(skb, BSP_DIAG_STATS, sizeof(st), &st,
+				  BSP_DIAG_UNSPEC))
+			goto cancel;
+	}
+	if (req->bdiag_show & BSP_DIAG_SHOW_PROTO) {
+		struct bsp_proto_stats pst;
+
+		bsp_transport_proto_stats(bs, &pst);
+		if (nla_put_64bit(skb, BSP_DIAG_PROTO, sizeof(pst), &pst,
 				  BSP_DIAG_UNSPEC))
 			goto cancel;
 	}

@@ -253,6 +253,7 @@ int bsp_getsockopt(struct socket *sock, int level, int optname,
 		   char __user *optval, int __user *optlen)
 {
 	struct bsp_sock *bs = bsp_sk(sock->sk);
+	struct bsp_proto_stats pst;
 	struct bsp_sock_stats st;
 	const void *src;
 	u64 rate;
@@ -289,6 +290,12 @@ int bsp_getsockopt(struct socket *sock, int level, int optname,
 		bsp_sock_stats_read(bs, &st);
 		src = &st;
 		size = sizeof(st);
+		break;
+	case BSP_PROTO_STATS:
+		/* a prefix for a shorter buffer, as TCP_INFO does */
+		bsp_transport_proto_stats(bs, &pst);
+		size = min_t(size_t, len, sizeof(pst));
+		src = &pst;
 		break;
 	default:
 		return -ENOPROTOOPT;

@@ -58,6 +58,7 @@ struct bsp_transport {
 	struct sk_buff **slots;		/* [chan * msg_wnd + slot] */
 	struct bsp_endpoint *chans;	/* remote endpoint of each channel */
 	struct sk_buff_head txq;	/* frames to send after unlock */
+	bool flushing;			/* a context is sending txq */
 	u32 rx_epoch;			/* epoch of the frame in bspe_rx */
 	u32 outstanding;		/* messages not yet completed */
 	u64 completions;		/* for senders waiting in EAGAIN */
@@ -225,37 +226,56 @@ static void bsp_lock(struct bsp_transport *tp)
 	spin_lock_bh(&tp->lock);
 }
 
-/* Unlock, then send what the engine queued. Any context but hardirq. */
+/*
+ * Unlock, then send what the engine queued. Any context but hardirq.
+ *
+ * Frames must reach each rail in the order the engine made them: a
+ * control frame tells the receiver that every DATA frame sent before it on
+ * its rail has left (bspe_rcv_eoh), so a frame overtaking an older one
+ * would be taken for a loss and resent for nothing. One context at a time
+ * is the flusher; others only leave their frames on txq, and the flusher
+ * sends them, oldest first, before it gives up the role.
+ */
 static void bsp_unlock_flush(struct bsp_transport *tp)
 	__releases(&tp->lock)
 {
 	struct sk_buff_head q;
 	struct sk_buff *skb;
 
-	__skb_queue_head_init(&q);
-	skb_queue_splice_init(&tp->txq, &q);
-	spin_unlock_bh(&tp->lock);
-
-	if (skb_queue_empty(&q))
+	if (tp->flushing || skb_queue_empty(&tp->txq)) {
+		spin_unlock_bh(&tp->lock);
 		return;
-	rcu_read_lock();
-	while ((skb = __skb_dequeue(&q))) {
-		struct bsp_tx_cb *cb = bsp_tx_cb(skb);
-		u8 dst[ETH_ALEN];
-		struct bsp_peer *p;
-		bool ok = false;
-
-		p = bsp_peer_lookup_rcu(tp->bn, cb->node);
-		if (p && cb->rail < BSP_MAX_RAILS && p->rails[cb->rail].known) {
-			ether_addr_copy(dst, p->rails[cb->rail].addr);
-			ok = true;
-		}
-		if (ok)
-			bsp_rail_xmit(tp->bn, cb->rail, dst, skb);
-		else
-			kfree_skb(skb);	/* no address: lost, recovered */
 	}
-	rcu_read_unlock();
+	tp->flushing = true;
+	__skb_queue_head_init(&q);
+	do {
+		skb_queue_splice_init(&tp->txq, &q);
+		spin_unlock_bh(&tp->lock);
+
+		rcu_read_lock();
+		while ((skb = __skb_dequeue(&q))) {
+			struct bsp_tx_cb *cb = bsp_tx_cb(skb);
+			u8 dst[ETH_ALEN];
+			struct bsp_peer *p;
+			bool ok = false;
+
+			p = bsp_peer_lookup_rcu(tp->bn, cb->node);
+			if (p && cb->rail < BSP_MAX_RAILS &&
+			    p->rails[cb->rail].known) {
+				ether_addr_copy(dst, p->rails[cb->rail].addr);
+				ok = true;
+			}
+			if (ok)
+				bsp_rail_xmit(tp->bn, cb->rail, dst, skb);
+			else
+				kfree_skb(skb);	/* no address: lost, recovered */
+		}
+		rcu_read_unlock();
+
+		spin_lock_bh(&tp->lock);
+	} while (!skb_queue_empty(&tp->txq));
+	tp->flushing = false;
+	spin_unlock_bh(&tp->lock);
 }
 
 /* Under tp->lock: tell a (new) channel's engine which rails of @node live. */
@@ -607,6 +627,82 @@ void bsp_transport_stats(struct bsp_sock *bs, struct bsp_sock_stats *st)
 	st->rx_dropped = 0;
 	for (i = 0; i < BSPE_DROP_MAX; i++)
 		st->rx_dropped += s->drops[i];
+}
+
+/* The UAPI drop reasons are the engine's, number for number. */
+#define BSP_SAME_DROP(x) \
+	BUILD_BUG_ON((int)BSPE_DROP_##x != (int)BSP_PROTO_DROP_##x)
+
+static void bsp_proto_drop_check(void)
+{
+	BUILD_BUG_ON((int)BSPE_DROP_MAX != (int)__BSP_PROTO_DROP_MAX);
+	BUILD_BUG_ON(__BSP_PROTO_DROP_MAX > BSP_PROTO_DROP_SLOTS);
+	BSP_SAME_DROP(TRUNCATED);
+	BSP_SAME_DROP(VERSION);
+	BSP_SAME_DROP(TYPE);
+	BSP_SAME_DROP(FLAGS);
+	BSP_SAME_DROP(CSUM);
+	BSP_SAME_DROP(ADDR);
+	BSP_SAME_DROP(RAIL);
+	BSP_SAME_DROP(NOCHAN);
+	BSP_SAME_DROP(MALFORMED);
+	BSP_SAME_DROP(TOOBIG);
+	BSP_SAME_DROP(EPOCH);
+	BSP_SAME_DROP(SEQ_WINDOW);
+	BSP_SAME_DROP(MSG_WINDOW);
+	BSP_SAME_DROP(NOBUFS);
+	BSP_SAME_DROP(NOMEM);
+	BSP_SAME_DROP(DUP);
+}
+
+void bsp_transport_proto_stats(struct bsp_sock *bs,
+			       struct bsp_proto_stats *st)
+{
+	struct bsp_transport *tp = READ_ONCE(bs->tp);
+	struct bspe_stats stats = { }, *s = &stats;
+	u64 srtt = 0;
+	int i;
+
+	bsp_proto_drop_check();
+	memset(st, 0, sizeof(*st));
+	if (!tp)
+		return;
+	bsp_lock(tp);
+	if (tp->ep) {
+		bspe_stats_get(tp->ep, -1, -1, s);
+		for (i = 0; i < tp->max_chans; i++)
+			srtt = max(srtt, bspe_chan_rtt(tp->ep, i));
+	}
+	spin_unlock_bh(&tp->lock);
+
+	st->data_tx = s->data_tx;
+	st->data_rx = s->data_rx;
+	st->bytes_tx = s->bytes_tx;
+	st->bytes_rx = s->bytes_rx;
+	st->retx_hole = s->retx_hole;
+	st->retx_prod = s->retx_prod;
+	st->retx_timeout = s->retx_timeout;
+	st->retx_failover = s->retx_failover;
+	st->spurious_rx = s->spurious_rx;
+	st->dup_rx = s->dup_rx;
+	st->acks_tx = s->acks_tx;
+	st->acks_rx = s->acks_rx;
+	st->ackreq_tx = s->ackreq_tx;
+	st->acked_piggy = s->acked_piggy;
+	st->acked_implicit = s->acked_implicit;
+	st->prods_tx = s->prods_tx;
+	st->prods_rx = s->prods_rx;
+	st->prods_early = s->prods_early;
+	st->probes_tx = s->probes_tx;
+	st->timeouts = s->timeouts;
+	st->rail_down = s->rail_down;
+	st->rail_up = s->rail_up;
+	st->msgs_tx = s->msgs_tx;
+	st->msgs_rx = s->msgs_rx;
+	st->msgs_failed = s->msgs_failed;
+	st->srtt_max_ns = srtt;
+	for (i = 0; i < BSPE_DROP_MAX; i++)
+		st->drops[i] = s->drops[i];
 }
 
 /* ---- rail side ---- */

@@ -38,6 +38,8 @@ void bsp_transport_superstep_done(struct bsp_sock *bs, u32 epoch);
 int bsp_transport_expect(struct bsp_sock *bs, const struct bsp_expect *e);
 void bsp_transport_set_pacing(struct bsp_sock *bs, u64 rate);
 void bsp_transport_stats(struct bsp_sock *bs, struct bsp_sock_stats *st);
+void bsp_transport_proto_stats(struct bsp_sock *bs,
+			       struct bsp_proto_stats *st);
 
 /* Softirq: a DATA/ACK/PROD frame arrived on rail @rail. Consumes @skb. */
 void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb);

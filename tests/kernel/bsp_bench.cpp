@@ -10,6 +10,8 @@
 //                                        half round trip
 //
 // Output lines start with "RESULT " followed by key=value pairs.
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +35,35 @@ sockaddr *sa(sockaddr_bsp *a) {
     return reinterpret_cast<sockaddr *>(a);
 }
 
+// One "STATS role k=v ..." line with the socket's engine counters, so a
+// figure can be read together with what the protocol did to reach it.
+void print_stats(int fd, const char *role) {
+    bsp_proto_stats st{};
+    socklen_t len = sizeof(st);
+    if (getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &st, &len) != 0) {
+        std::perror("BSP_PROTO_STATS");
+        return;
+    }
+    static const char *const drop[] = {
+        "truncated", "version", "type",  "flags",      "csum",       "addr",   "rail",  "nochan",
+        "malformed", "toobig",  "epoch", "seq_window", "msg_window", "nobufs", "nomem", "dup"};
+    std::printf(
+        "STATS %s data_tx=%llu data_rx=%llu retx_hole=%llu retx_prod=%llu retx_timeout=%llu "
+        "dup_rx=%llu acks_tx=%llu acks_rx=%llu ackreq_tx=%llu prods_tx=%llu prods_rx=%llu "
+        "probes_tx=%llu timeouts=%llu srtt_us=%llu",
+        role, (unsigned long long)st.data_tx, (unsigned long long)st.data_rx,
+        (unsigned long long)st.retx_hole, (unsigned long long)st.retx_prod,
+        (unsigned long long)st.retx_timeout, (unsigned long long)st.dup_rx,
+        (unsigned long long)st.acks_tx, (unsigned long long)st.acks_rx,
+        (unsigned long long)st.ackreq_tx, (unsigned long long)st.prods_tx,
+        (unsigned long long)st.prods_rx, (unsigned long long)st.probes_tx,
+        (unsigned long long)st.timeouts, (unsigned long long)(st.srtt_max_ns / 1000));
+    for (unsigned i = 0; i < __BSP_PROTO_DROP_MAX; ++i)
+        if (st.drops[i])
+            std::printf(" drop_%s=%llu", drop[i], (unsigned long long)st.drops[i]);
+    std::printf("\n");
+}
+
 int sink(uint16_t port, long count, size_t size) {
     int fd = ktest::bound_socket(port, 32 << 20, 0);
     timeval tv = {120, 0};  // a lost message ends the run instead of hanging it
@@ -52,6 +83,7 @@ int sink(uint16_t port, long count, size_t size) {
     double secs = last - first;
     double mbit = secs > 0 ? double(count - 1) * double(size) * 8 / secs / 1e6 : 0;
     std::printf("RESULT size=%zu count=%ld seconds=%.3f mbit=%.2f\n", size, count, secs, mbit);
+    print_stats(fd, "sink");
     close(fd);
     return 0;
 }
@@ -70,6 +102,14 @@ int source(uint32_t node, uint16_t port, long count, size_t size, uint64_t pacin
             return 1;
         }
     }
+    // Wait (bounded) until every message is acknowledged, then report.
+    for (int i = 0; i < 3000; ++i) {
+        int outq = 0;
+        if (ioctl(fd, SIOCOUTQ, &outq) != 0 || outq == 0)
+            break;
+        usleep(10000);
+    }
+    print_stats(fd, "source");
     close(fd);  // lingers until acknowledged
     return 0;
 }
@@ -86,6 +126,7 @@ int echo(uint16_t port, long count) {
             return 1;
         }
     }
+    print_stats(fd, "echo");
     close(fd);
     return 0;
 }
@@ -112,6 +153,7 @@ int ping(uint32_t node, uint16_t port, long count, size_t size) {
     double med = rtt[rtt.size() / 2];
     std::printf("RESULT size=%zu count=%ld half_rtt_us=%.1f min_half_rtt_us=%.1f\n", size, count,
                 med / 2 * 1e6, rtt.front() / 2 * 1e6);
+    print_stats(fd, "ping");
     close(fd);
     return 0;
 }

@@ -86,6 +86,42 @@ void print_stats(int fd, const char *who) {
         (unsigned long long)st.acks_rx, (unsigned long long)st.rx_dropped);
 }
 
+// BSP_PROTO_STATS agrees with BSP_SOCK_STATS and with what was received, and a short buffer
+// gets a prefix. Returns false (with a message) on any disagreement.
+bool check_proto_stats(int fd, uint64_t msgs, uint64_t bytes) {
+    bsp_sock_stats st{};
+    socklen_t sl = sizeof(st);
+    bsp_proto_stats ps{};
+    socklen_t pl = sizeof(ps);
+    if (getsockopt(fd, SOL_BSP, BSP_SOCK_STATS, &st, &sl) != 0 ||
+        getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &ps, &pl) != 0 || pl != sizeof(ps)) {
+        std::perror("BSP_PROTO_STATS");
+        return false;
+    }
+    uint64_t drops = 0;
+    for (unsigned i = 0; i < BSP_PROTO_DROP_SLOTS; ++i)
+        drops += ps.drops[i];
+    uint64_t prefix[2] = {~0ull, ~0ull};
+    socklen_t l8 = 8;
+    bool ok = ps.msgs_rx == msgs && st.rx_remote_msgs == msgs && ps.bytes_rx == bytes &&
+              ps.data_rx == st.pkts_rx && ps.dup_rx == ps.drops[BSP_PROTO_DROP_DUP] &&
+              drops == st.rx_dropped && ps.acks_tx == st.acks_tx &&
+              getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, prefix, &l8) == 0 && l8 == 8 &&
+              prefix[0] == ps.data_tx && prefix[1] == ~0ull;
+    if (!ok)
+        std::fprintf(stderr,
+                     "BSP_PROTO_STATS disagrees: msgs_rx %llu (want %llu, sock %llu) bytes_rx %llu "
+                     "(want %llu) data_rx %llu (sock %llu) dup_rx %llu (drops %llu) drops %llu "
+                     "(sock %llu) prefix len %u\n",
+                     (unsigned long long)ps.msgs_rx, (unsigned long long)msgs,
+                     (unsigned long long)st.rx_remote_msgs, (unsigned long long)ps.bytes_rx,
+                     (unsigned long long)bytes, (unsigned long long)ps.data_rx,
+                     (unsigned long long)st.pkts_rx, (unsigned long long)ps.dup_rx,
+                     (unsigned long long)ps.drops[BSP_PROTO_DROP_DUP], (unsigned long long)drops,
+                     (unsigned long long)st.rx_dropped, unsigned(l8));
+    return ok;
+}
+
 int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
     int fd = ktest::bound_socket(port, 16 << 20, 0);
     std::vector<uint8_t> buf(sizes.max() + 1);
@@ -128,6 +164,8 @@ int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
         bytes += size_t(r);
     }
     print_stats(fd, "recv");
+    if (!check_proto_stats(fd, total, bytes))
+        return 1;
     std::printf("recv ok %llu %llu\n", (unsigned long long)total, (unsigned long long)bytes);
     close(fd);
     return 0;

@@ -88,6 +88,13 @@ struct sockaddr_bsp {
  * message with every received message.
  */
 #define BSP_RECVEPOCH		7
+/*
+ * BSP_PROTO_STATS (get, struct bsp_proto_stats): the protocol engine's
+ * counters of this socket, summed over its peers and rails, with received
+ * packets refused counted by reason. A shorter buffer gets a prefix of the
+ * structure and optlen says how much was written (like TCP_INFO).
+ */
+#define BSP_PROTO_STATS		8
 
 /* Limit of BSP_GROUP members. */
 #define BSP_GROUP_MAX		4096U
@@ -131,6 +138,59 @@ struct bsp_sock_stats {
 	__u64	rx_dropped;	/* received packets refused, any reason */
 };
 
+/* Reasons the protocol engine refuses a received packet. */
+enum bsp_proto_drop {
+	BSP_PROTO_DROP_TRUNCATED,	/* shorter than header + payload */
+	BSP_PROTO_DROP_VERSION,		/* unknown protocol version */
+	BSP_PROTO_DROP_TYPE,		/* unknown packet type */
+	BSP_PROTO_DROP_FLAGS,		/* undefined flags set */
+	BSP_PROTO_DROP_CSUM,		/* checksum wrong or missing */
+	BSP_PROTO_DROP_ADDR,		/* not addressed to this socket */
+	BSP_PROTO_DROP_RAIL,		/* rail number out of range */
+	BSP_PROTO_DROP_NOCHAN,		/* new peer, no channel free */
+	BSP_PROTO_DROP_MALFORMED,	/* inconsistent header fields */
+	BSP_PROTO_DROP_TOOBIG,		/* message longer than the limit */
+	BSP_PROTO_DROP_EPOCH,		/* epoch more than one ahead */
+	BSP_PROTO_DROP_SEQ_WINDOW,	/* beyond the rail receive window */
+	BSP_PROTO_DROP_MSG_WINDOW,	/* beyond the reassembly window */
+	BSP_PROTO_DROP_NOBUFS,		/* receive buffer full */
+	BSP_PROTO_DROP_NOMEM,		/* no memory for the message */
+	BSP_PROTO_DROP_DUP,		/* already received */
+	__BSP_PROTO_DROP_MAX,
+};
+
+#define BSP_PROTO_DROP_SLOTS	16	/* size of bsp_proto_stats.drops[] */
+
+struct bsp_proto_stats {
+	__u64	data_tx;	/* DATA packets sent, retransmissions included */
+	__u64	data_rx;	/* DATA packets accepted (new fragments) */
+	__u64	bytes_tx;	/* payload bytes sent */
+	__u64	bytes_rx;	/* payload bytes accepted */
+	__u64	retx_hole;	/* resent: hole reported by an ack */
+	__u64	retx_prod;	/* resent: answering a receiver's prod */
+	__u64	retx_timeout;	/* resent: after a sender timeout probe */
+	__u64	retx_failover;	/* resent on another rail (rail died) */
+	__u64	spurious_rx;	/* retransmissions received twice */
+	__u64	dup_rx;		/* duplicate DATA packets received */
+	__u64	acks_tx;	/* explicit ACK packets sent */
+	__u64	acks_rx;	/* explicit ACK packets received */
+	__u64	ackreq_tx;	/* DATA packets that requested an ack */
+	__u64	acked_piggy;	/* sent packets freed by ack fields */
+	__u64	acked_implicit;	/* sent packets freed by the epoch rule */
+	__u64	prods_tx;	/* PROD packets sent */
+	__u64	prods_rx;	/* PROD packets received */
+	__u64	prods_early;	/* prods answered without data (back-off) */
+	__u64	probes_tx;	/* sender timeout probes sent */
+	__u64	timeouts;	/* sender timeouts fired */
+	__u64	rail_down;	/* rails declared dead */
+	__u64	rail_up;	/* rails declared alive again */
+	__u64	msgs_tx;	/* messages completed (sender side) */
+	__u64	msgs_rx;	/* messages delivered (receiver side) */
+	__u64	msgs_failed;	/* messages completed with an error */
+	__u64	srtt_max_ns;	/* largest smoothed round trip of a peer */
+	__u64	drops[BSP_PROTO_DROP_SLOTS];	/* by enum bsp_proto_drop */
+};
+
 /* ---- control messages at level SOL_BSP ---- */
 
 /* recvmsg: the epoch the sender stamped on the message (__u32). */
@@ -158,6 +218,7 @@ struct bsp_diag_req {
 #define BSP_DIAG_SHOW_MEMINFO	(1U << 1)	/* BSP_DIAG_MEMINFO */
 #define BSP_DIAG_SHOW_STATS	(1U << 2)	/* BSP_DIAG_STATS */
 #define BSP_DIAG_SHOW_SUPERSTEP	(1U << 3)	/* BSP_DIAG_SUPERSTEP */
+#define BSP_DIAG_SHOW_PROTO	(1U << 4)	/* BSP_DIAG_PROTO */
 
 struct bsp_diag_msg {
 	__u8	bdiag_family;		/* AF_BSP */
@@ -176,6 +237,7 @@ enum {
 	BSP_DIAG_MEMINFO,	/* __u32[SK_MEMINFO_VARS] */
 	BSP_DIAG_STATS,		/* struct bsp_sock_stats */
 	BSP_DIAG_SUPERSTEP,	/* struct bsp_diag_superstep */
+	BSP_DIAG_PROTO,		/* struct bsp_proto_stats */
 	__BSP_DIAG_MAX,
 };
 
