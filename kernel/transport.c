@@ -435,6 +435,16 @@ void bsp_transport_close(struct bsp_sock *bs)
 						 !READ_ONCE(tp->outstanding),
 						 linger);
 
+	/*
+	 * Tell the peers this socket goes: they settle what it received
+	 * (instead of probing a closed port until unreach_ms) and free their
+	 * channel to it (a new socket on the same port starts afresh).
+	 */
+	bsp_lock(tp);
+	if (tp->ep)
+		bspe_close_notify(tp->ep, bsp_now());
+	bsp_unlock_flush(tp);
+
 	bsp_lock(tp);
 	if (tp->ep) {
 		bspe_fini(tp->ep);
@@ -700,6 +710,7 @@ void bsp_transport_proto_stats(struct bsp_sock *bs,
 	st->msgs_tx = s->msgs_tx;
 	st->msgs_rx = s->msgs_rx;
 	st->msgs_failed = s->msgs_failed;
+	st->chan_closes = s->chan_closes;
 	st->srtt_max_ns = srtt;
 	for (i = 0; i < BSPE_DROP_MAX; i++)
 		st->drops[i] = s->drops[i];

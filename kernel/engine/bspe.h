@@ -166,6 +166,7 @@ struct bspe_stats {
 	u64	msgs_tx;		/* messages completed (sender) */
 	u64	msgs_rx;		/* messages delivered (receiver) */
 	u64	msgs_failed;		/* messages completed with an error */
+	u64	chan_closes;		/* channels freed: the peer closed */
 	u64	drops[BSPE_DROP_MAX];	/* refused input by reason */
 };
 
@@ -288,6 +289,14 @@ struct bspe_ep *bspe_init(void *mem, size_t size, const struct bspe_cfg *cfg,
  * caller's again afterwards.
  */
 void bspe_fini(struct bspe_ep *ep);
+
+/*
+ * Tell every peer that this endpoint closes: on each live rail of each
+ * channel an ACK with BSPE_F_CLOSE that acknowledges everything received.
+ * Peers settle what it acknowledges, fail what it did not with
+ * -ECONNRESET and free the channel. Called just before bspe_fini().
+ */
+void bspe_close_notify(struct bspe_ep *ep, u64 now);
 
 /* Current configuration (read-only view). */
 const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep);

@@ -214,3 +214,19 @@ void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		}
 	}
 }
+
+void bspe_close_notify(struct bspe_ep *ep, u64 now)
+{
+	u32 c, r;
+
+	for (c = 0; c < ep->cfg.max_chans; c++) {
+		struct bspe_chan *ch = &ep->chans[c];
+
+		if (!ch->used)
+			continue;
+		for (r = 0; r < ep->cfg.nrails; r++)
+			if (ch->rail_up & (1u << r))
+				bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_CLOSE,
+					       (u8)r, (u8)r, now);
+	}
+}

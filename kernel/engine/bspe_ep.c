@@ -290,14 +290,20 @@ static void bspe_chan_teardown(struct bspe_ep *ep, struct bspe_chan *ch)
 			bspe_slot_abort(ep, ch, i);
 }
 
+static void bspe_stats_add(struct bspe_stats *out, const struct bspe_stats *s);
+
 int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now)
 {
 	struct bspe_chan *ch = bspe_chan_get(ep, chan);
+	u32 r;
 
 	(void)now;
 	if (!ch)
 		return -EINVAL;
 	bspe_chan_teardown(ep, ch);
+	/* The endpoint's totals stay monotonic: keep the channel's counts. */
+	for (r = 0; r < ep->cfg.nrails; r++)
+		bspe_stats_add(&ep->st, &ch->st[r]);
 	bspe_chan_clear(ep, ch);
 	return 0;
 }

@@ -152,7 +152,8 @@ struct bspe_chan {
 	u8	prod_pending;		/* last prod round not answered yet */
 	u8	tx_rr;
 	u8	suspect;		/* rails the engine declared dead */
-	u8	pad[2];
+	u8	peer_closing;		/* rails a CLOSE of the peer came on */
+	u8	pad;
 	struct bspe_srail srail[BSPE_MAX_RAILS];
 	struct bspe_rrail rrail[BSPE_MAX_RAILS];
 	struct bspe_stats st[BSPE_MAX_RAILS];

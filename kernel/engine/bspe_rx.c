@@ -29,8 +29,9 @@ struct bspe_pkt {
 };
 
 #define BSPE_F_CTRL_OK	(BSPE_F_ACKREQ | BSPE_F_CSUM | BSPE_F_PROBE | \
-			 BSPE_F_REPLY)
-#define BSPE_F_DATA_OK	(BSPE_F_ALL & ~(BSPE_F_PROBE | BSPE_F_REPLY))
+			 BSPE_F_REPLY | BSPE_F_CLOSE)
+#define BSPE_F_DATA_OK	(BSPE_F_ALL & ~(BSPE_F_PROBE | BSPE_F_REPLY | \
+					BSPE_F_CLOSE))
 
 static int bspe_drop(struct bspe_stats *st, enum bspe_drop why, int err)
 {
@@ -512,6 +513,24 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 						 1);
 	} else {
 		bspe_rx_ctrl(ep, ch, &k, now);
+		if (k.type == BSPE_T_ACK && (k.flags & BSPE_F_CLOSE)) {
+			/*
+			 * The peer endpoint is gone. It sent one CLOSE per
+			 * live rail, each with that rail's acks (applied
+			 * above). Once every live rail's came, what it did not
+			 * acknowledge can never be delivered and its partial
+			 * messages never complete: free the channel for the
+			 * next peer (or for a new socket on the same port,
+			 * which numbers from zero again). A lost CLOSE leaves
+			 * the channel to the usual probes and timeouts.
+			 */
+			ch->peer_closing |= (u8)(1u << k.rail);
+			if ((ch->peer_closing & ch->rail_up) == ch->rail_up) {
+				ep->st.chan_closes++;
+				bspe_chan_close(ep, c, now);
+				return 0;
+			}
+		}
 	}
 	if (ep->budget_blocked)
 		bspe_push_all(ep, now);

@@ -6,7 +6,7 @@
 //   bsp_bench source NODE PORT COUNT SIZE [PACING]
 //                                        PACING: BSP_PACING_RATE in bytes/s
 //   bsp_bench echo PORT COUNT            send every message back
-//   bsp_bench ping NODE PORT COUNT SIZE  ping-pong; print the median
+//   bsp_bench ping NODE PORT COUNT SIZE [LOCAL_PORT]  ping-pong; print the median
 //                                        half round trip
 //
 // Output lines start with "RESULT " followed by key=value pairs.
@@ -50,14 +50,15 @@ void print_stats(int fd, const char *role) {
     std::printf(
         "STATS %s data_tx=%llu data_rx=%llu retx_hole=%llu retx_prod=%llu retx_timeout=%llu "
         "dup_rx=%llu acks_tx=%llu acks_rx=%llu ackreq_tx=%llu prods_tx=%llu prods_rx=%llu "
-        "probes_tx=%llu timeouts=%llu srtt_us=%llu",
+        "probes_tx=%llu timeouts=%llu chan_closes=%llu msgs_rx=%llu srtt_us=%llu",
         role, (unsigned long long)st.data_tx, (unsigned long long)st.data_rx,
         (unsigned long long)st.retx_hole, (unsigned long long)st.retx_prod,
         (unsigned long long)st.retx_timeout, (unsigned long long)st.dup_rx,
         (unsigned long long)st.acks_tx, (unsigned long long)st.acks_rx,
         (unsigned long long)st.ackreq_tx, (unsigned long long)st.prods_tx,
         (unsigned long long)st.prods_rx, (unsigned long long)st.probes_tx,
-        (unsigned long long)st.timeouts, (unsigned long long)(st.srtt_max_ns / 1000));
+        (unsigned long long)st.timeouts, (unsigned long long)st.chan_closes,
+        (unsigned long long)st.msgs_rx, (unsigned long long)(st.srtt_max_ns / 1000));
     for (unsigned i = 0; i < __BSP_PROTO_DROP_MAX; ++i)
         if (st.drops[i])
             std::printf(" drop_%s=%llu", drop[i], (unsigned long long)st.drops[i]);
@@ -131,8 +132,8 @@ int echo(uint16_t port, long count) {
     return 0;
 }
 
-int ping(uint32_t node, uint16_t port, long count, size_t size) {
-    int fd = ktest::bound_socket(0);
+int ping(uint32_t node, uint16_t port, long count, size_t size, uint16_t local_port) {
+    int fd = ktest::bound_socket(local_port);
     sockaddr_bsp to = ktest::addr(node, port);
     if (connect(fd, sa(&to), sizeof(to)) != 0) {
         std::perror("connect");
@@ -141,10 +142,16 @@ int ping(uint32_t node, uint16_t port, long count, size_t size) {
     std::vector<uint8_t> m(size, 1), in(size + 1);
     std::vector<double> rtt;
     for (long i = 0; i < count; ++i) {
+        for (size_t j = 0; j < size; ++j)
+            m[j] = uint8_t(i * 7 + j);
         double t0 = now_s();
         if (send(fd, m.data(), size, 0) != ssize_t(size) ||
             recv(fd, in.data(), in.size(), 0) != ssize_t(size)) {
             std::perror("ping");
+            return 1;
+        }
+        if (memcmp(in.data(), m.data(), size) != 0) {
+            std::fprintf(stderr, "ping %ld: the echo differs from what was sent\n", i);
             return 1;
         }
         rtt.push_back(now_s() - t0);
@@ -170,11 +177,11 @@ int main(int argc, char **argv) {
                       argc == 7 ? strtoull(argv[6], nullptr, 0) : 0);
     if (argc == 4 && !strcmp(argv[1], "echo"))
         return echo(uint16_t(atoi(argv[2])), atol(argv[3]));
-    if (argc == 6 && !strcmp(argv[1], "ping"))
+    if ((argc == 6 || argc == 7) && !strcmp(argv[1], "ping"))
         return ping(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])), atol(argv[4]),
-                    strtoul(argv[5], nullptr, 0));
+                    strtoul(argv[5], nullptr, 0), argc == 7 ? uint16_t(atoi(argv[6])) : 0);
     std::fprintf(stderr,
                  "usage: bsp_bench sink PORT COUNT SIZE | source NODE PORT COUNT SIZE [PACING] |\n"
-                 "       echo PORT COUNT | ping NODE PORT COUNT SIZE\n");
+                 "       echo PORT COUNT | ping NODE PORT COUNT SIZE [LOCAL_PORT]\n");
     return 2;
 }

@@ -520,6 +520,7 @@ void UdpTransport::shutdown() {
     if (ep_ && std::getenv("BSP_UDP_STATS"))
         print_stats();
     if (ep_) {
+        bspe_close_notify(ep_, now());  // peers settle and forget this endpoint
         bspe_fini(ep_);
         ep_ = nullptr;
     }

@@ -294,3 +294,28 @@ TEST(Endpoint, PacingReleasesEveryWaitingChannel) {
     EXPECT_EQ(sim.verify_all_delivered(), "");
     EXPECT_EQ(sim.total_stats().msgs_rx, 80u);
 }
+
+// An endpoint that closes says so (ACK with BSPE_F_CLOSE on each live rail): its peer settles
+// what it acknowledged, fails what can no longer be delivered with -ECONNRESET at once (not
+// after unreach_ns), frees the channel and keeps its counters.
+TEST(Endpoint, PeerCloseSettlesAndFreesTheChannel) {
+    Sim sim(net(2, 2), test_cfg());
+    // the second message never gets through
+    sim.drop_filter = [](const WirePkt &w) { return w.type == BSPE_T_DATA && w.msg_id == 1; };
+    uint64_t a = sim.send(0, 1, Sim::pattern(0, 1, 0, 3000));
+    uint64_t b = sim.send(0, 1, Sim::pattern(0, 1, 1, 3000));
+    sim.run_until(5 * kMs);
+    ASSERT_EQ(sim.node(1).delivered.size(), 1u);
+    EXPECT_EQ(sim.node(0).completed.count(a) + sim.node(0).completed.count(b), 0u);
+    const uint64_t data_tx = sim.node(0).stats().data_tx;
+    sim.at(sim.now() + 1, [&] { bspe_close_notify(sim.node(1).ep(), sim.now()); });
+    sim.run_until(sim.now() + 1 * kMs);
+    EXPECT_EQ(sim.node(0).completed.at(a), 0);
+    EXPECT_EQ(sim.node(0).completed.at(b), -ECONNRESET);
+    EXPECT_LT(bspe_chan_find(sim.node(0).ep(), 1, 1), 0);
+    bspe_stats s = sim.node(0).stats();
+    EXPECT_EQ(s.chan_closes, 1u);
+    EXPECT_EQ(s.msgs_tx, 1u);
+    EXPECT_EQ(s.msgs_failed, 1u);
+    EXPECT_GE(s.data_tx, data_tx);  // the closed channel's counts stay in the totals
+}

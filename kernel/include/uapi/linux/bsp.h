@@ -187,6 +187,7 @@ struct bsp_proto_stats {
 	__u64	msgs_tx;	/* messages completed (sender side) */
 	__u64	msgs_rx;	/* messages delivered (receiver side) */
 	__u64	msgs_failed;	/* messages completed with an error */
+	__u64	chan_closes;	/* peers forgotten because they closed */
 	__u64	srtt_max_ns;	/* largest smoothed round trip of a peer */
 	__u64	drops[BSP_PROTO_DROP_SLOTS];	/* by enum bsp_proto_drop */
 };
