@@ -53,14 +53,16 @@ throughput()
 	echo "$out"
 }
 
-# latency -> "median_1rail median_2rails" in us. The emulated CPU's speed
-# drifts during a run by more than what is measured here, so the two
-# configurations are measured side by side and interleaved: four nodes,
-# n0-n1 with one rail (eth1 taken out of bsp0) and n2-n3 with two, pinged in
-# alternating rounds; each figure is the median of its rounds' medians.
+# latency -> "median_1rail median_2rails paired_ratio" (us, us, 2 rails / 1
+# rail). The emulated CPU's speed drifts during a run by more than what is
+# measured here, so the two configurations are measured side by side and
+# interleaved: four nodes, n0-n1 with one rail (eth1 taken out of bsp0) and
+# n2-n3 with two, pinged in alternating rounds. Each figure is the median of
+# the rounds' medians; the ratio is the median of the rounds' ratios (each
+# round's two measurements are adjacent in time).
 latency()
 {
-	local round t one=() two=() l1 l2
+	local round t one=() two=() rounds=12 pings=30
 
 	bsp_nodes 4 2 9000
 	for i in 0 1 2 3; do
@@ -78,21 +80,24 @@ latency()
 			/proc/net/af_bsp/peers | grep -q . || break
 		sleep 0.1
 	done
-	ip netns exec n1 "$BENCH" echo 7501 $((6 * 60)) >/dev/null 2>&1 &
-	ip netns exec n3 "$BENCH" echo 7501 $((6 * 60)) >/dev/null 2>&1 &
+	ip netns exec n1 "$BENCH" echo 7501 $((rounds * pings)) >/dev/null 2>&1 &
+	ip netns exec n3 "$BENCH" echo 7501 $((rounds * pings)) >/dev/null 2>&1 &
 	sleep 0.3
-	for ((round = 0; round < 6; round++)); do
-		one+=("$(ip netns exec n0 "$BENCH" ping 2 7501 60 8 |
+	for ((round = 0; round < rounds; round++)); do
+		one+=("$(ip netns exec n0 "$BENCH" ping 2 7501 $pings 8 |
 			sed -n 's/.* half_rtt_us=\([0-9.]*\).*/\1/p')")
-		two+=("$(ip netns exec n2 "$BENCH" ping 4 7501 60 8 |
+		two+=("$(ip netns exec n2 "$BENCH" ping 4 7501 $pings 8 |
 			sed -n 's/.* half_rtt_us=\([0-9.]*\).*/\1/p')")
 	done
 	wait
 	echo "# latency rounds (us): 1 rail ${one[*]}; 2 rails ${two[*]}" >&2
 	bsp_nodes_cleanup
 	python3 -c 'import statistics, sys
-a, b = sys.argv[1].split(), sys.argv[2].split()
-print("%.1f %.1f" % (statistics.median(map(float, a)), statistics.median(map(float, b))))' \
+a = [float(x) for x in sys.argv[1].split()]
+b = [float(x) for x in sys.argv[2].split()]
+assert len(a) == len(b) and a
+print("%.1f %.1f %.3f" % (statistics.median(a), statistics.median(b),
+                          statistics.median(y / x for x, y in zip(a, b))))' \
 		"${one[*]}" "${two[*]}"
 }
 
@@ -115,8 +120,8 @@ for rails in 1 2 4; do
 	bsp_nodes_cleanup
 	log "rails=$rails: 64k ${T[$rails,64k]} 1m ${T[$rails,1m]} Mbit/s"
 done
-read -r L1 L2 <<<"$(latency)"
-[ -n "$L2" ] || fail "latency measurement"
+read -r L1 L2 LR <<<"$(latency)"
+[ -n "$LR" ] || fail "latency measurement"
 
 ratio()
 {
@@ -131,6 +136,6 @@ printf '%-22s %10s %10s %10s\n' "1 MiB messages" "${T[1,1m]}" "${T[2,1m]}" "${T[
 printf '%-22s %10s %10s %10s\n' "1 MiB ratio to 1 rail" 1.00 "$(ratio "${T[2,1m]}" "${T[1,1m]}")" \
 	"$(ratio "${T[4,1m]}" "${T[1,1m]}")"
 echo
-echo "8-byte half round trip (median of 6 interleaved rounds, us): 1 rail $L1, 2 rails $L2 (ratio $(ratio "$L2" "$L1"))"
+echo "8-byte half round trip (12 interleaved rounds of 30, median us): 1 rail $L1, 2 rails $L2; 2 rails / 1 rail: $LR (median of the rounds' ratios)"
 echo "kernel TCP (iperf3) on 1 rail: $TCP Mbit/s; AF_BSP 1 MiB on 1 rail / TCP: $(ratio "${T[1,1m]}" "$TCP")"
 exit 0

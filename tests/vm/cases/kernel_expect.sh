@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# bspvm-timeout: 120
+# BSP_EXPECT takes effect: a superstep of 8 messages from n0 to n1, the last
+# of which the XDP fault injector drops once. With BSP_EXPECT the receiver
+# knows one is missing and prods: the sender resends it for the prod, never
+# on a timeout. Without BSP_EXPECT nothing tells the receiver, and only the
+# sender's timeout probe recovers it. Both deliver all 8 intact.
+. "$BSPVM_REPO/tests/vm/lib/assert.sh"
+. "$BSPVM_REPO/tests/kernel/vmlib.sh"
+
+PROG=$(ktest_bin bsp_expect)
+FAULT=$BSPVM_REPO/build/default/tools/bsp-fault/bsp-fault
+[ -x "$FAULT" ] || fail "$FAULT not built (make all)"
+COUNT=8
+af_bsp_load
+bsp_nodes 2 1
+bsp_wait_peers 1
+# nsenter joins only the network namespace (bpffs stays visible)
+in_n1() { nsenter --net=/run/netns/n1 "$@"; }
+expect_ok in_n1 "$FAULT" attach eth0
+on_exit "in_n1 $FAULT detach eth0 >/dev/null 2>&1"
+
+# run EXPECT PORT -> the sender's STATS line
+run()
+{
+	local expect=$1 port=$2 out ready=/tmp/expect.$2
+
+	# DATA of the last message (msg_id COUNT-1, be32 at offset 40), first
+	# transmission only
+	in_n1 "$FAULT" rule eth0 0 --offset 40 --mask 0xffffffff --value $((COUNT - 1)) \
+		--count 1 >/dev/null || fail "fault rule"
+	ip netns exec n1 "$PROG" recv "$port" 1 $((port + 1)) "$COUNT" "$expect" >"$ready" 2>&1 &
+	for _ in $(seq 100); do
+		grep -q ready "$ready" && break
+		sleep 0.1
+	done
+	out=$(ip netns exec n0 "$PROG" send 2 "$port" $((port + 1)) "$COUNT" 2>&1) ||
+		fail "sender (expect=$expect): $out"
+	wait || fail "receiver (expect=$expect): $(cat "$ready")"
+	grep -q "recv ok $COUNT" "$ready" || fail "receiver: $(cat "$ready")"
+	expect_eq "$(in_n1 "$FAULT" stats eth0 | grep '^rule 0 ' | grep -o 'dropped=[0-9]*')" \
+		"dropped=1" "frames the injector dropped (expect=$expect)"
+	rm -f "$ready"
+	grep '^STATS' <<<"$out"
+}
+
+s=$(run 1 7700)
+log "with BSP_EXPECT: $s"
+expect_eq "$s" "STATS msgs_tx=$COUNT retx_prod=1 retx_timeout=0 retx_hole=0" "sender, BSP_EXPECT"
+s=$(run 0 7710)
+log "without BSP_EXPECT: $s"
+expect_eq "$s" "STATS msgs_tx=$COUNT retx_prod=0 retx_timeout=1 retx_hole=0" "sender, no BSP_EXPECT"
