@@ -55,6 +55,7 @@ struct bsp_net {
 	struct hlist_head ports[1 << BSP_PORT_HASH_BITS];
 	/* every socket of the namespace, bound or not (sock_diag, /proc) */
 	struct hlist_head socks;
+	u32 socks_gen;		/* changes with socks: sock_diag dump check */
 	u32 next_port;
 
 	/* the namespace's master device (at most one); RTNL + RCU */

@@ -89,6 +89,24 @@ cancel:
 	return -EMSGSIZE;
 }
 
+/* Room for one answer with the attributes @req asks for. */
+static size_t bsp_diag_msg_size(const struct bsp_diag_req *req)
+{
+	size_t size = NLMSG_ALIGN(sizeof(struct bsp_diag_msg));
+
+	if (req->bdiag_show & BSP_DIAG_SHOW_PEER)
+		size += nla_total_size(sizeof(struct sockaddr_bsp));
+	if (req->bdiag_show & BSP_DIAG_SHOW_MEMINFO)
+		size += nla_total_size(SK_MEMINFO_VARS * sizeof(u32));
+	if (req->bdiag_show & BSP_DIAG_SHOW_STATS)
+		size += nla_total_size_64bit(sizeof(struct bsp_sock_stats));
+	if (req->bdiag_show & BSP_DIAG_SHOW_PROTO)
+		size += nla_total_size_64bit(sizeof(struct bsp_proto_stats));
+	if (req->bdiag_show & BSP_DIAG_SHOW_SUPERSTEP)
+		size += nla_total_size_64bit(sizeof(struct bsp_diag_superstep));
+	return size;
+}
+
 static bool bsp_diag_match(struct sock *sk, const struct bsp_diag_req *req,
 			   unsigned long ino)
 {
@@ -101,6 +119,12 @@ static bool bsp_diag_match(struct sock *sk, const struct bsp_diag_req *req,
 	return true;
 }
 
+/*
+ * A dump resumes by position in the namespace's socket list; a socket
+ * added or removed between two parts shifts the positions, so the parts
+ * are stamped with the list's generation and netlink flags the messages
+ * of an inconsistent dump NLM_F_DUMP_INTR (the reader retries).
+ */
 static int bsp_diag_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct bsp_diag_req *req = nlmsg_data(cb->nlh);
@@ -108,21 +132,26 @@ static int bsp_diag_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	long skip = cb->args[0], num = 0;
 	struct bsp_sock *bs;
 
+	cb->seq = READ_ONCE(bn->socks_gen);
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(bs, &bn->socks, list_node) {
 		struct sock *sk = &bs->sk;
 		unsigned long ino;
+		int before;
 
 		if (num++ < skip)
 			continue;
 		ino = sock_i_ino(sk);
 		if (!bsp_diag_match(sk, req, ino))
 			continue;
+		before = skb->len;
 		if (bsp_diag_fill(sk, skb, req, NETLINK_CB(cb->skb).portid,
 				  cb->nlh->nlmsg_seq, NLM_F_MULTI, ino) < 0) {
 			num--;
 			break;
 		}
+		nl_dump_check_consistent(cb, (struct nlmsghdr *)(skb->data +
+								 before));
 	}
 	rcu_read_unlock();
 	cb->args[0] = num;
@@ -158,7 +187,7 @@ static int bsp_diag_get_exact(struct sk_buff *in_skb,
 	if (err)
 		goto out;
 	err = -ENOMEM;
-	rep = nlmsg_new(sizeof(struct bsp_diag_msg) + 512, GFP_KERNEL);
+	rep = nlmsg_new(bsp_diag_msg_size(req), GFP_KERNEL);
 	if (!rep)
 		goto out;
 	err = bsp_diag_fill(sk, rep, req, NETLINK_CB(in_skb).portid,

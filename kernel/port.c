@@ -101,6 +101,7 @@ void bsp_sock_list_add(struct bsp_net *bn, struct bsp_sock *bs)
 {
 	spin_lock_bh(&bn->port_lock);
 	hlist_add_head_rcu(&bs->list_node, &bn->socks);
+	WRITE_ONCE(bn->socks_gen, bn->socks_gen + 1);
 	spin_unlock_bh(&bn->port_lock);
 }
 
@@ -108,5 +109,6 @@ void bsp_sock_list_del(struct bsp_net *bn, struct bsp_sock *bs)
 {
 	spin_lock_bh(&bn->port_lock);
 	hlist_del_init_rcu(&bs->list_node);
+	WRITE_ONCE(bn->socks_gen, bn->socks_gen + 1);
 	spin_unlock_bh(&bn->port_lock);
 }

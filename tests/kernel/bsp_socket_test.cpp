@@ -605,6 +605,7 @@ void test_diag() {
     CHECK_EQ(send(nl, &req, sizeof(req), 0), sizeof(req));
     std::vector<char> buf(65536);
     int seen_a = 0, seen_b = 0, total = 0;
+    uint32_t a_ino = 0, a_cookie[2] = {0, 0};
     bool done = false;
     while (!done) {
         ssize_t n = recv(nl, buf.data(), buf.size(), 0);
@@ -642,6 +643,9 @@ void test_diag() {
             CHECK(have_stats);
             if (m->bdiag_port == port_of(a)) {
                 ++seen_a;
+                a_ino = m->bdiag_ino;
+                a_cookie[0] = m->bdiag_cookie[0];
+                a_cookie[1] = m->bdiag_cookie[1];
                 CHECK_EQ(st.tx_msgs, 1);
                 CHECK_EQ(st.tx_bytes, 3);
             }
@@ -654,6 +658,35 @@ void test_diag() {
     CHECK_EQ(seen_a, 1);
     CHECK_EQ(seen_b, 1);
     CHECK(total >= 2);
+
+    // one socket by inode and cookie, every attribute: the answer has room for all of them
+    req.h.nlmsg_flags = NLM_F_REQUEST;
+    req.r.bdiag_ino = a_ino;
+    req.r.bdiag_cookie[0] = a_cookie[0];
+    req.r.bdiag_cookie[1] = a_cookie[1];
+    req.r.bdiag_show = BSP_DIAG_SHOW_PEER | BSP_DIAG_SHOW_MEMINFO | BSP_DIAG_SHOW_STATS |
+                       BSP_DIAG_SHOW_SUPERSTEP | BSP_DIAG_SHOW_PROTO;
+    CHECK_EQ(send(nl, &req, sizeof(req), 0), sizeof(req));
+    ssize_t n = recv(nl, buf.data(), buf.size(), 0);
+    auto *h = reinterpret_cast<nlmsghdr *>(buf.data());
+    CHECK(n > 0 && NLMSG_OK(h, size_t(n)));
+    CHECK_EQ(h->nlmsg_type, SOCK_DIAG_BY_FAMILY);  // not an NLMSG_ERROR (EMSGSIZE)
+    if (n > 0 && h->nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+        auto *m = static_cast<bsp_diag_msg *>(NLMSG_DATA(h));
+        CHECK_EQ(m->bdiag_port, port_of(a));
+        bool have_proto = false;
+        int alen = int(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+        for (nlattr *at =
+                 reinterpret_cast<nlattr *>(reinterpret_cast<char *>(m) + NLMSG_ALIGN(sizeof(*m)));
+             alen >= int(sizeof(nlattr)) && at->nla_len >= sizeof(nlattr) && at->nla_len <= alen;
+             alen -= NLA_ALIGN(at->nla_len),
+                    at = reinterpret_cast<nlattr *>(reinterpret_cast<char *>(at) +
+                                                    NLA_ALIGN(at->nla_len)))
+            if ((at->nla_type & NLA_TYPE_MASK) == BSP_DIAG_PROTO &&
+                at->nla_len == NLA_HDRLEN + sizeof(bsp_proto_stats))
+                have_proto = true;
+        CHECK(have_proto);
+    }
     close(nl);
     close(a);
     close(b);
