@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Load/unload cycles (CYCLES, default 10; kernel_unload_cycles2 runs ten
-# more, so a run does 20 in two time-bounded cases), each with a bsp
+# bspvm-timeout: 360
+# 20 load/unload cycles (CYCLES, default 20), each with a bsp
 # device and a rail in two namespaces and a bound socket (engine endpoint)
 # created and closed; every fifth cycle also discovers the peer and carries
 # messages over the rail. Afterwards unreclaimable slab and vmalloc usage
@@ -60,7 +60,7 @@ cycle warmup 0
 sleep 1
 slab0=$(meminfo SUnreclaim)
 vm0=$(meminfo VmallocUsed)
-CYCLES=${CYCLES:-10}
+CYCLES=${CYCLES:-20}
 for ((c = 1; c <= CYCLES; c++)); do
 	cycle "$c" "$c"
 done
