@@ -60,6 +60,11 @@ module_param_named(unreach_ms, bsp_unreach_ms, uint, 0644);
 MODULE_PARM_DESC(unreach_ms,
 		 "with no live rail to a node for this long, its messages fail with EHOSTUNREACH");
 
+unsigned int bsp_rto_min_ms = 200;
+module_param_named(rto_min_ms, bsp_rto_min_ms, uint, 0644);
+MODULE_PARM_DESC(rto_min_ms,
+		 "least time before a sender probes for acknowledgements (a probe costs one control packet; a lost packet is resent only once the probe's answer shows it missing)");
+
 unsigned int bsp_close_linger_ms;
 module_param_named(close_linger_ms, bsp_close_linger_ms, uint, 0644);
 MODULE_PARM_DESC(close_linger_ms,

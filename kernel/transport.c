@@ -365,6 +365,8 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.max_msg = BSP_MSG_MAX;
 	cfg.rcvbuf = max_t(u32, READ_ONCE(bs->sk.sk_rcvbuf), BSP_MSG_MAX);
 	cfg.unreach_ns = (u64)bsp_unreach_ms * NSEC_PER_MSEC;
+	cfg.rto_min_ns = (u64)clamp_t(unsigned int, READ_ONCE(bsp_rto_min_ms),
+				      1, 60000) * NSEC_PER_MSEC;
 	if (bspe_cfg_check(&cfg))
 		return -EINVAL;
 	size = bspe_mem_size(&cfg);

@@ -11,6 +11,7 @@
 extern unsigned int bsp_max_chans;
 extern unsigned int bsp_unreach_ms;
 extern unsigned int bsp_close_linger_ms;
+extern unsigned int bsp_rto_min_ms;
 extern bool bsp_checksum;
 
 struct bsp_transport;

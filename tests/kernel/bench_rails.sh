@@ -62,7 +62,7 @@ throughput()
 # round's two measurements are adjacent in time).
 latency()
 {
-	local round t one=() two=() rounds=12 pings=30
+	local round t one=() two=() rounds=20 pings=30
 
 	bsp_nodes 4 2 9000
 	for i in 0 1 2 3; do
@@ -136,6 +136,6 @@ printf '%-22s %10s %10s %10s\n' "1 MiB messages" "${T[1,1m]}" "${T[2,1m]}" "${T[
 printf '%-22s %10s %10s %10s\n' "1 MiB ratio to 1 rail" 1.00 "$(ratio "${T[2,1m]}" "${T[1,1m]}")" \
 	"$(ratio "${T[4,1m]}" "${T[1,1m]}")"
 echo
-echo "8-byte half round trip (12 interleaved rounds of 30, median us): 1 rail $L1, 2 rails $L2; 2 rails / 1 rail: $LR (median of the rounds' ratios)"
+echo "8-byte half round trip (20 interleaved rounds of 30, median us): 1 rail $L1, 2 rails $L2; 2 rails / 1 rail: $LR (median of the rounds' ratios)"
 echo "kernel TCP (iperf3) on 1 rail: $TCP Mbit/s; AF_BSP 1 MiB on 1 rail / TCP: $(ratio "${T[1,1m]}" "$TCP")"
 exit 0

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -308,6 +310,19 @@ void AfBspTransport::expect_from(int src, std::uint32_t messages, std::uint64_t 
 
 void AfBspTransport::shutdown() {
     if (fd_ >= 0) {
+        // BSP_STATS: one line of the socket's protocol counters on stderr before it closes.
+        bsp_proto_stats st{};
+        socklen_t len = sizeof st;
+        if (std::getenv("BSP_STATS") && getsockopt(fd_, SOL_BSP, BSP_PROTO_STATS, &st, &len) == 0)
+            std::fprintf(stderr,
+                         "bsp: afbsp stats of process %d: data_tx %llu data_rx %llu retx_hole %llu "
+                         "retx_prod %llu retx_timeout %llu dup_rx %llu acks_tx %llu prods_tx %llu "
+                         "timeouts %llu acked_implicit %llu\n",
+                         pid_, (unsigned long long)st.data_tx, (unsigned long long)st.data_rx,
+                         (unsigned long long)st.retx_hole, (unsigned long long)st.retx_prod,
+                         (unsigned long long)st.retx_timeout, (unsigned long long)st.dup_rx,
+                         (unsigned long long)st.acks_tx, (unsigned long long)st.prods_tx,
+                         (unsigned long long)st.timeouts, (unsigned long long)st.acked_implicit);
         close(fd_);
         fd_ = -1;
     }

@@ -517,7 +517,7 @@ void UdpTransport::shutdown() {
         background_.join();
     }
     std::lock_guard lock(mu_);
-    if (ep_ && std::getenv("BSP_UDP_STATS"))
+    if (ep_ && (std::getenv("BSP_STATS") || std::getenv("BSP_UDP_STATS")))
         print_stats();
     if (ep_) {
         bspe_close_notify(ep_, now());  // peers settle and forget this endpoint
