@@ -235,6 +235,19 @@ int do_unreachable(uint32_t node, uint16_t port) {
     return 0;
 }
 
+// Bind PORT with the smallest receive buffer and never read: the engine takes in about
+// one message and refuses the rest, which stay unacknowledged at their sender. Waits
+// until killed (the socket stays open: no CLOSE tells the sender anything).
+int do_hold(uint16_t port) {
+    int fd = ktest::bound_socket(port, 4096, 0);
+    std::printf("holding %u\n", unsigned(port));
+    std::fflush(stdout);
+    for (;;)
+        pause();
+    close(fd);
+    return 0;
+}
+
 // Send MSGS 1 MiB messages to (NODE, PORT), print "sent", then wait in
 // recv: once the node became unreachable the stranded messages fail and
 // recv returns EHOSTUNREACH (SO_ERROR); tx_errors counts them.
@@ -278,6 +291,8 @@ int do_strand(uint32_t node, uint16_t port, uint32_t msgs) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, nullptr, _IOLBF, 0);
+    if (argc == 3 && !strcmp(argv[1], "hold"))
+        return do_hold(uint16_t(atoi(argv[2])));
     if (argc >= 6 && !strcmp(argv[1], "recv"))
         return do_recv(uint16_t(atoi(argv[2])), atoi(argv[3]), uint32_t(atol(argv[4])),
                        parse_sizes(argv[5]));
@@ -294,6 +309,7 @@ int main(int argc, char **argv) {
                  "usage: bsp_xfer recv PORT SENDERS MSGS SIZES\n"
                  "       bsp_xfer send NODE PORT MSGS SIZES [SOCKETS]\n"
                  "       bsp_xfer unreachable NODE PORT\n"
-                 "       bsp_xfer strand NODE PORT MSGS\n");
+                 "       bsp_xfer strand NODE PORT MSGS\n"
+                 "       bsp_xfer hold PORT\n");
     return 2;
 }

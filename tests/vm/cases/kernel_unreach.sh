@@ -17,9 +17,13 @@ on_exit "rm -rf $tmp"
 
 # messages in flight to a node whose rails all die fail with EHOSTUNREACH
 # after unreach_ms (2 s) and the sender learns it (SO_ERROR, tx_errors)
-ip netns exec n1 "$XFER" recv 7303 1 1000 fixed:1048576 >/dev/null 2>&1 &
+# The receiver holds its socket open without reading, so most of the 8 MiB
+# stays unacknowledged (a receiver that exits would close its socket, and
+# the sender would learn that from CLOSE, with ECONNRESET, instead).
+ip netns exec n1 "$XFER" hold 7303 >"$tmp/hold" 2>&1 &
 rcv=$!
-sleep 0.3
+for ((t = 0; t < 50; t++)); do grep -q '^holding' "$tmp/hold" && break; sleep 0.1; done
+grep -q '^holding' "$tmp/hold" || fail "receiver did not start: $(cat "$tmp/hold")"
 ip netns exec n0 "$XFER" strand 2 7303 8 >"$tmp/strand" 2>&1 &
 spid=$!
 for ((t = 0; t < 300; t++)); do grep -q '^sent' "$tmp/strand" && break; sleep 0.1; done
