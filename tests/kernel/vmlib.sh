@@ -6,6 +6,7 @@
 #
 # ktest_bin NAME        path of a guest test program of tests/kernel/ (or
 #                       an example of tools/examples/)
+# find_built PATH       path of any program of a build tree (see below)
 # bsp_nodes N R [MTU]   N node namespaces n0..n{N-1}, R rails: bridge
 #                       rail<r> in the root namespace, veth n<i>r<r> per
 #                       node and rail (eth<r> inside the node), a bsp0
@@ -31,6 +32,19 @@ ktest_bin()
 		done
 	done
 	fail "test program $1 not built (make all, or cmake --build build/default)"
+}
+
+# find_built PATH       a program of build/default (make all), else the most
+#                       recently built copy among the build trees of the same
+#                       layout (a private build/<name>); PATH relative to the
+#                       tree, e.g. bench/exchange
+find_built()
+{
+	local f=$BSPVM_REPO/build/default/$1
+
+	[ -x "$f" ] || f=$(ls -t "$BSPVM_REPO"/build/*/"$1" 2>/dev/null | head -n 1)
+	[ -n "$f" ] && [ -x "$f" ] || fail "$1 not built (cmake --build build/default)"
+	echo "$f"
 }
 
 BSP_NODES=0

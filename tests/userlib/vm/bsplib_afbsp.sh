@@ -8,18 +8,9 @@
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
-# A program of build/default (make all), else the most recently built copy among
-# the build trees of the same layout (a private build/<name>).
-find_built()
-{
-	local f=$BSPVM_REPO/build/default/$1
-	[ -x "$f" ] || f=$(ls -t "$BSPVM_REPO"/build/*/"$1" 2>/dev/null | head -n 1)
-	[ -n "$f" ] && [ -x "$f" ] || fail "$1 not built (cmake --build build/default)"
-	echo "$f"
-}
 
 EXCHANGE=$(find_built bench/exchange)
-# bsprun and the programs from the same build tree as the newest exchange program.
+# bsprun and the programs from the same build tree as the exchange program.
 TREE=${EXCHANGE%/bench/exchange}
 BSPRUN=$TREE/tools/bsprun/bsprun
 [ -x "$BSPRUN" ] || BSPRUN=$(find_built tools/bsprun/bsprun)

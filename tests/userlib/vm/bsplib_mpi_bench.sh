@@ -28,18 +28,9 @@
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
-# The most recently built copy of a program among the build trees (build/default of
-# make all, or a private build/<name> of the same layout).
-find_built()
-{
-	local f
-	f=$(ls -t "$BSPVM_REPO"/build/*/"$1" 2>/dev/null | head -n 1)
-	[ -n "$f" ] && [ -x "$f" ] || fail "$1 not built (cmake --build build/default)"
-	echo "$f"
-}
 
 EXCHANGE=$(find_built bench/exchange)
-# bsprun and mpi_exchange from the same build tree as the newest exchange program.
+# bsprun and mpi_exchange from the same build tree as the exchange program.
 TREE=${EXCHANGE%/bench/exchange}
 BSPRUN=$TREE/tools/bsprun/bsprun
 [ -x "$BSPRUN" ] || BSPRUN=$(find_built tools/bsprun/bsprun)
