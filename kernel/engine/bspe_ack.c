@@ -108,7 +108,7 @@ static void bspe_foq_implicit(struct bspe_ep *ep, struct bspe_chan *ch,
 
 void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
 {
-	u32 c, r;
+	u32 c, r, freed = 0;
 
 	if (epoch <= ep->peer_epoch)
 		return;
@@ -140,10 +140,19 @@ void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
 		}
 		if (ch->fo_count)
 			bspe_foq_implicit(ep, ch, epoch, now);
-		/* Freed ring space: this channel may send more now. */
-		if (settled && ch->mcount)
-			bspe_push(ep, ch, now);
+		/*
+		 * Freed ring space: this channel may send more now (paced,
+		 * every channel in submission order, once at the end).
+		 */
+		if (settled && ch->mcount) {
+			if (ep->pace_bps)
+				freed = 1;
+			else
+				bspe_push(ep, ch, now);
+		}
 	}
+	if (freed)
+		bspe_push_all(ep, now);
 }
 
 void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)

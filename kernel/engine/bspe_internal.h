@@ -67,9 +67,10 @@ struct bspe_smsg {
 	u32	unsettled;	/* fragments not yet settled */
 	u32	run_next[BSPE_MAX_RAILS];	/* next unsent fragment per rail */
 	u32	run_end[BSPE_MAX_RAILS];	/* end of the rail's run */
+	u32	order;		/* submission order over all channels */
 	u16	flags;		/* BSPE_SEND_* */
 	u8	active;
-	u8	pad[5];
+	u8	pad;
 };
 
 /* Failover queue entry: a fragment moved off a dead rail. */
@@ -153,7 +154,7 @@ struct bspe_chan {
 	u8	tx_rr;
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */
-	u8	pad;
+	u8	push_done;		/* visited by the current ordered push */
 	struct bspe_srail srail[BSPE_MAX_RAILS];
 	struct bspe_rrail rrail[BSPE_MAX_RAILS];
 	struct bspe_stats st[BSPE_MAX_RAILS];
@@ -183,8 +184,9 @@ struct bspe_ep {
 	u32	rcv_words;		/* u64 words per rail receive bitmap */
 	u32	nfrags_max;		/* fragments per message, receiver */
 	u32	rx_hint;		/* channel of the last accepted packet */
+	u32	send_order;		/* next bspe_smsg.order */
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
-	u8	pad[7];
+	u8	pad[3];
 };
 
 /* bspe_ep.c */
@@ -193,7 +195,8 @@ void bspe_update_thresh(struct bspe_ep *ep);
 u32 bspe_live_count(const struct bspe_chan *ch);
 
 /* bspe_tx.c */
-void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+int bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_push_all(struct bspe_ep *ep, u64 now);
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		   u32 seq, enum bspe_cause cause, u64 now);

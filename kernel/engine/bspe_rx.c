@@ -532,10 +532,7 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 			}
 		}
 	}
-	if (ep->budget_blocked)
-		bspe_push_all(ep, now);
-	else
-		bspe_push(ep, ch, now);
+	bspe_kick(ep, ch, now);
 	bspe_acks_flush(ep, ch, now);
 	bspe_arm_chan(ep, ch, now);
 	return ret;

@@ -161,7 +161,7 @@ void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	rr->reply_now = 0;
 	if (!ch->rail_up)
 		ch->down_since = now ? now : 1;
-	bspe_push(ep, ch, now);
+	bspe_kick(ep, ch, now);
 }
 
 void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
@@ -184,7 +184,7 @@ void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
 			ch->down_since = 0;
 			ch->srail[rail].probes = 0;
 			ch->srail[rail].progress = now;
-			bspe_push(ep, ch, now);
+			bspe_kick(ep, ch, now);
 		}
 		bspe_arm_chan(ep, ch, now);
 	}

@@ -320,8 +320,9 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
  * live rail in turn. The turn moves on with every packet, so a paced
  * channel (one packet per token) still alternates between its rails
  * instead of draining one rail's runs first at the whole socket's rate.
+ * Returns 0 if pacing stopped it, 1 otherwise.
  */
-void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+int bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
 	u32 n = ep->cfg.nrails;
 	int sent = 1;
@@ -337,13 +338,84 @@ void bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 			if (!(ch->rail_up & (1u << q)))
 				continue;
 			if (!bspe_pace_ok(ep, now))
-				return;
+				return 0;
 			if (bspe_push_one(ep, ch, q, now)) {
 				ch->tx_rr = (u8)((q + 1) % n);
 				sent = 1;
 				break;
 			}
 		}
+	}
+	return 1;
+}
+
+/*
+ * The submission order of @ch's oldest message with a fragment not yet
+ * sent (failover queue included); returns 0 if every fragment was sent.
+ */
+static int bspe_oldest_unsent(const struct bspe_ep *ep,
+			      const struct bspe_chan *ch, u32 *order)
+{
+	u32 i, r, wnd = ep->cfg.msg_wnd;
+	int found = 0;
+
+	if (ch->fo_count) {
+		*order = ch->msgs[ch->foq[ch->fo_head].mslot].order;
+		found = 1;
+	}
+	for (i = 0; i < ch->mcount; i++) {
+		const struct bspe_smsg *m = &ch->msgs[(ch->mhead + i) % wnd];
+
+		if (!m->active)
+			continue;
+		for (r = 0; r < ep->cfg.nrails; r++)
+			if (m->run_next[r] < m->run_end[r])
+				break;
+		if (r == ep->cfg.nrails)
+			continue;
+		if (!found || (s32)(m->order - *order) < 0)
+			*order = m->order;
+		return 1;
+	}
+	return found;
+}
+
+/*
+ * Paced endpoints send in submission order across channels: the
+ * channel holding the oldest unsent message goes first, and the next
+ * one only when it has nothing left that it may send. A destination
+ * schedule chosen above (seed 000's latin square) thus reaches the wire
+ * as it was chosen, instead of in channel-index order whenever the
+ * pacing timer releases packets.
+ */
+static void bspe_push_ordered(struct bspe_ep *ep, u64 now)
+{
+	struct bspe_chan *best;
+	u32 i, o, best_o = 0;
+
+	for (i = 0; i < ep->cfg.max_chans; i++)
+		ep->chans[i].push_done = 0;
+	for (;;) {
+		best = NULL;
+		for (i = 0; i < ep->cfg.max_chans; i++) {
+			struct bspe_chan *ch = &ep->chans[i];
+
+			if (!ch->used || !ch->mcount || ch->push_done)
+				continue;
+			if (!bspe_oldest_unsent(ep, ch, &o)) {
+				ch->push_done = 1;
+				continue;
+			}
+			if (!best || (s32)(o - best_o) < 0) {
+				best = ch;
+				best_o = o;
+			}
+		}
+		if (!best)
+			return;
+		best->push_done = 1;
+		if (!bspe_push(ep, best, now))
+			return;
 	}
 }
 
@@ -352,9 +424,26 @@ void bspe_push_all(struct bspe_ep *ep, u64 now)
 	u32 i;
 
 	ep->budget_blocked = 0;
+	if (ep->pace_bps) {
+		bspe_push_ordered(ep, now);
+		return;
+	}
 	for (i = 0; i < ep->cfg.max_chans; i++)
 		if (ep->chans[i].used && ep->chans[i].mcount)
 			bspe_push(ep, &ep->chans[i], now);
+}
+
+/*
+ * @ch may send more (a new message, freed window, a rail back). Paced,
+ * every channel is served in submission order, so that @ch does not jump
+ * ahead of older messages waiting for tokens.
+ */
+void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	if (ep->pace_bps || ep->budget_blocked)
+		bspe_push_all(ep, now);
+	else
+		bspe_push(ep, ch, now);
 }
 
 int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
@@ -384,6 +473,7 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	m->nfrags = nfrags;
 	m->epoch = ep->epoch;
 	m->unsettled = nfrags;
+	m->order = ep->send_order++;
 	m->flags = (u16)flags;
 	m->active = 1;
 	ch->mcount++;
@@ -411,7 +501,7 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 				  ch->port) % nl];
 		m->run_end[r] = nfrags;
 	}
-	bspe_push(ep, ch, now);
+	bspe_kick(ep, ch, now);
 	bspe_arm_chan(ep, ch, now);
 	return 0;
 }

@@ -361,7 +361,7 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
     auto tx_ns = static_cast<uint64_t>(wire_bytes / bytes_per_ns) + 1;
     uint64_t &eg = egress_free_[src][r];
     uint64_t queued = eg > now_ ? static_cast<uint64_t>((eg - now_) * bytes_per_ns) : 0;
-    if (queued + wire_bytes > rc.buffer_bytes)
+    if (queued + wire_bytes > (rc.egress_buffer_bytes ? rc.egress_buffer_bytes : rc.buffer_bytes))
         return lost(wire_.lost_buffer);
     eg = std::max(eg, now_) + tx_ns;
     uint64_t at_switch = eg + static_cast<uint64_t>(rc.latency_ns * rc.skew);

@@ -53,10 +53,11 @@ struct Faults {
 };
 
 struct RailCfg {
-    double gbps = 10;                 // link rate
-    uint64_t latency_ns = 5000;       // one-way propagation + switching
-    double skew = 1.0;                // latency multiplier of this rail
-    uint64_t buffer_bytes = 1 << 20;  // per egress queue and per switch output port
+    double gbps = 10;                  // link rate
+    uint64_t latency_ns = 5000;        // one-way propagation + switching
+    double skew = 1.0;                 // latency multiplier of this rail
+    uint64_t buffer_bytes = 1 << 20;   // per egress queue and per switch output port
+    uint64_t egress_buffer_bytes = 0;  // the node's own egress queue, if not buffer_bytes
     Faults faults;
 };
 

@@ -159,9 +159,10 @@ TEST(Api, DropNames) {
 }
 
 // Pacing across channels, with the timer firing late (as a busy host does): channel A waits
-// for tokens; channel B, pushed by its own event once tokens are back, takes them; when the
-// timer fires it must still release A. (A packet sent by B used to clear the pending wake-up,
-// leaving A queued with nothing outstanding and no timer: a BSPlib job hung in a barrier.)
+// for tokens; channel B's send comes once tokens are back. Paced packets leave in submission
+// order, so B's send releases A's packet, and B's must still be released by the timer. (A
+// packet sent by one channel used to clear the pending wake-up of another, leaving it queued
+// with nothing outstanding and no timer: a BSPlib job hung in a barrier.)
 TEST(Api, PacingWakesEveryBlockedChannelAfterALateTimer) {
     bspe_cfg c = test_cfg();
     Ep e(c);
@@ -177,10 +178,10 @@ TEST(Api, PacingWakesEveryBlockedChannelAfterALateTimer) {
     EXPECT_TRUE(e.rec.tx.empty());
     const uint64_t t = e.rec.timer;
     ASSERT_GT(t, 0u);
-    // the timer is late; meanwhile B sends and takes the token that A waited for
+    // the timer is late; meanwhile B sends, which sends A's older packet with the token
     ASSERT_EQ(bspe_send(e.ep, b, mb, sizeof mb, 0, t + 10 * kUs), 0);
     ASSERT_EQ(e.rec.tx.size(), 1u);
-    EXPECT_EQ(e.rec.tx[0].node, 3u);
+    EXPECT_EQ(e.rec.tx[0].node, 2u);
     // from now on only the timer drives the endpoint
     uint64_t now = t + 20 * kUs;
     for (int i = 0; i < 100 && e.rec.tx.size() < 2; i++) {
@@ -190,9 +191,9 @@ TEST(Api, PacingWakesEveryBlockedChannelAfterALateTimer) {
         e.rec.timer = 0;
         bspe_timer(e.ep, now);
     }
-    ASSERT_EQ(e.rec.tx.size(), 2u) << "channel A stranded";
-    EXPECT_EQ(e.rec.tx[1].node, 2u);
-    // A left when the tokens allowed: B's 156-byte packet left 910 of the 1066 accumulated,
+    ASSERT_EQ(e.rec.tx.size(), 2u) << "channel B stranded";
+    EXPECT_EQ(e.rec.tx[1].node, 3u);
+    // B left when the tokens allowed: A's 156-byte packet left 910 of the 1066 accumulated,
     // and a full packet (1056) needs 146 us more
     EXPECT_GE(now, t + 155 * kUs);
     bspe_fini(e.ep);
