@@ -1,5 +1,6 @@
 #include "messaging.hpp"
 
+#include <map>
 #include <string>
 
 #include "pacing.hpp"
@@ -180,8 +181,11 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
             send(j, std::move(units[u]), u + 1 == units.size() ? Transport::kLast : 0);
     }
 
-    // Completion by counting: every expected stream announces its number of units.
+    // Completion by counting: every expected stream announces its number of units. The
+    // count comes from the peer: units are kept by index as they arrive (memory grows with
+    // what was received, never with what was announced).
     std::vector<std::uint32_t> announced(n, 0);
+    std::vector<std::map<std::uint32_t, std::vector<std::byte>>> arrived(n);
     std::size_t pending = 0;
     for (std::size_t k = 0; k < n; ++k)
         pending += expect[k] ? 1 : 0;
@@ -194,19 +198,20 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
         Reader rd(r.bytes);
         MsgHeader h = read_header(rd);
         UnitInfo info = read_unit_info(rd);
-        auto &units = in[ku];
-        if (announced[ku] == 0) {
+        if (announced[ku] == 0)
             announced[ku] = info.count;
-            units.resize(info.count);
-        }
-        if (info.count != announced[ku] || h.aux >= info.count || !units[h.aux].empty())
+        auto &units = arrived[ku];
+        if (info.count != announced[ku] || h.aux >= info.count || !in[ku].empty() ||
+            units.count(h.aux) != 0)
             throw ProtocolError("inconsistent data unit from process " + std::to_string(r.src));
-        units[h.aux] = std::move(r.bytes);
-        bool complete = true;
-        for (const auto &u : units)
-            complete = complete && !u.empty();
-        if (complete)
+        units.emplace(h.aux, std::move(r.bytes));
+        if (units.size() == announced[ku]) {
+            in[ku].reserve(units.size());
+            for (auto &u : units)
+                in[ku].push_back(std::move(u.second));
+            units.clear();
             --pending;
+        }
     }
     transport_->flush_sends();
     return in;

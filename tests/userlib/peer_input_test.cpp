@@ -1,0 +1,119 @@
+// Malformed messages from a peer process (regressions found by tests/fuzz/messaging_fuzz):
+// process 0 of 2 runs against a scripted process 1 whose messages are built here, and a
+// malformed message must end in ProtocolError (or TornDown once the script is exhausted),
+// never in a huge allocation or an access outside the process's buffers.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "messages.hpp"
+#include "messaging.hpp"
+#include "misuse.hpp"
+#include "runtime.hpp"
+#include "transport.hpp"
+
+namespace {
+
+using namespace bsp::rt;
+
+// Process 1 as a fixed list of messages; receive() reports a teardown when it is used up.
+class ScriptedPeer final : public Transport {
+  public:
+    explicit ScriptedPeer(std::deque<std::vector<std::byte>> script) : script_(std::move(script)) {}
+    std::string name() const override { return "scripted"; }
+    std::string description() const override { return "scripted peer (test double)"; }
+    std::size_t max_message_bytes() const override { return 4096; }
+    void send(int, std::vector<std::byte>, unsigned) override {}
+    std::optional<Received> receive() override {
+        if (script_.empty())
+            return std::nullopt;
+        Received r{1, std::move(script_.front())};
+        script_.pop_front();
+        return r;
+    }
+    void flush_sends() override {}
+    void barrier_completed(std::uint64_t) override {}
+    void set_pacing_rate(std::uint64_t) override {}
+    void expect_from(int, std::uint32_t, std::uint64_t) override {}
+    void serve_in_background() override {}
+    void shutdown() override {}
+    std::size_t left() const { return script_.size(); }
+
+  private:
+    std::deque<std::vector<std::byte>> script_;
+};
+
+void set_u32(std::vector<std::byte> &m, std::size_t pos, std::uint32_t v) {
+    for (std::size_t i = 0; i < 4; ++i)
+        m[pos + i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+}
+
+// Process 1's barrier message of superstep s: it has data for process 0.
+std::vector<std::byte> peer_barrier(std::uint64_t s) {
+    std::vector<std::optional<Contribution>> known(2);
+    Contribution c;
+    c.row = {1, 0};
+    known[1] = c;
+    return encode_barrier(s, 1, known);
+}
+
+std::vector<std::byte> peer_counts(std::uint64_t s, std::uint32_t records) {
+    Counts c;
+    c.records = records;
+    return encode_counts(s, c);
+}
+
+// A data unit of superstep 0 announcing 2^32 - 1 units: the receiver used to size its
+// unit table by that count (tens of GiB) before seeing a second unit.
+TEST(PeerInput, AnnouncedUnitCountDoesNotSizeAllocations) {
+    UnitPacker packer(0, 256);
+    std::vector<std::byte> data(8, std::byte{7});
+    packer.add(RecordKind::Send, 0, 0, data);
+    auto units = packer.finish();
+    ASSERT_EQ(units.size(), 1u);
+    set_u32(units[0], kMsgHeaderBytes, 0xffffffffu);
+    ScriptedPeer peer({peer_barrier(0), peer_counts(0, 1), units[0]});
+    Runtime rt(0, 2, &peer, {});
+    // The stream stays incomplete; the script ends, which is a teardown.
+    EXPECT_THROW(rt.sync("bsp_sync"), TornDown);
+    EXPECT_EQ(peer.left(), 0u);
+}
+
+TEST(PeerInput, DuplicateUnitOfAStreamIsRejected) {
+    UnitPacker packer(0, 64);
+    std::vector<std::byte> data(100, std::byte{7});
+    packer.add(RecordKind::Send, 0, 0, data);
+    auto units = packer.finish();
+    ASSERT_GE(units.size(), 2u);
+    ScriptedPeer peer({peer_barrier(0), peer_counts(0, 1), units[0], units[0]});
+    Runtime rt(0, 2, &peer, {});
+    EXPECT_THROW(rt.sync("bsp_sync"), ProtocolError);
+}
+
+// The units of a stream arriving in any order still complete it, exactly once.
+TEST(PeerInput, UnitsOutOfOrderCompleteTheStream) {
+    UnitPacker packer(0, 64);
+    std::vector<std::byte> data(100);
+    for (std::size_t i = 0; i < data.size(); ++i)
+        data[i] = static_cast<std::byte>(i);
+    packer.add(RecordKind::Send, 0, 0, data);
+    auto units = packer.finish();
+    ASSERT_GE(units.size(), 3u);
+    std::deque<std::vector<std::byte>> script{peer_barrier(0), peer_counts(0, 1)};
+    for (auto it = units.rbegin(); it != units.rend(); ++it)
+        script.push_back(*it);
+    ScriptedPeer peer(std::move(script));
+    Runtime rt(0, 2, &peer, {});
+    rt.sync("bsp_sync");
+    EXPECT_EQ(peer.left(), 0u);
+    std::vector<std::byte> got(100);
+    ASSERT_EQ(rt.get_tag(nullptr), 100);
+    rt.move("bsp_move", got.data(), 100);
+    EXPECT_EQ(got, data);
+    EXPECT_EQ(rt.get_tag(nullptr), -1);
+}
+
+}  // namespace
