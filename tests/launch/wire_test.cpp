@@ -87,6 +87,31 @@ TEST(Wire, ReaderRejectsUnknownTypesAndOversizedFrames) {
     }
 }
 
+// Found by tests/fuzz/launch_wire_fuzz: the reader dropped the messages it had returned
+// only when a read ended exactly at a message boundary, so a peer whose reads always
+// ended inside a message made it keep everything it ever sent.
+TEST(Wire, ReaderHoldsOnlyBytesNotYetReturned) {
+    Pair p;
+    wire::Reader r;
+    const auto frame = wire::Encoder().u32(2).u32(4).u32(0x01020304).data();  // allgather
+    std::size_t returned = 0;
+    for (int i = 0; i < 100; ++i) {
+        // Each write completes the previous message and starts the next one.
+        const std::size_t cut = i == 0 ? 0 : 5;
+        std::vector<std::byte> w(frame.begin() + static_cast<std::ptrdiff_t>(cut), frame.end());
+        w.insert(w.end(), frame.begin(), frame.begin() + 5);
+        ASSERT_EQ(::write(p.a.get(), w.data(), w.size()), static_cast<ssize_t>(w.size()));
+        ASSERT_EQ(r.fill(p.b.get()), wire::Reader::Fill::data);
+        EXPECT_EQ(r.buffered(), frame.size() + 5) << "after write " << i;  // 5 left over + w
+        while (auto m = r.next()) {
+            EXPECT_EQ(m->type, wire::Type::allgather);
+            EXPECT_EQ(m->body.size(), 4u);
+            ++returned;
+        }
+    }
+    EXPECT_EQ(returned, 100u);
+}
+
 TEST(Wire, SendToAClosedPeerFails) {
     Pair p;
     p.b.reset();

@@ -52,8 +52,10 @@ bool send_message(int fd, Type type, std::span<const std::byte> body) {
 }
 
 Reader::Fill Reader::fill(int fd) {
-    if (start_ > 0 && start_ == buffer_.size()) {
-        buffer_.clear();
+    // Drop the messages already returned: a peer whose reads always end inside a message
+    // must not make the buffer keep everything it ever sent.
+    if (start_ > 0) {
+        buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(start_));
         start_ = 0;
     }
     std::byte chunk[16384];

@@ -47,6 +47,9 @@ class Reader {
     // The next complete message, if any. Throws std::runtime_error on a malformed or
     // oversized frame.
     std::optional<Message> next();
+    // Bytes held: received and not yet returned by next(), plus (until the next fill())
+    // those of the messages returned since the last fill().
+    std::size_t buffered() const { return buffer_.size(); }
 
   private:
     std::vector<std::byte> buffer_;
