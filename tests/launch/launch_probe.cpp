@@ -1,16 +1,24 @@
 // A tiny program that links only the launch library and exercises a Session the way
 // the BSPlib runtime does. The multi-process tests run it under bsprun, under emulated
 // Slurm and directly (spawn_local). Usage: launch_probe [--spawn P] ACTION [ARGS...]
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "session.hpp"
@@ -45,6 +53,49 @@ int gather_rounds(Session &s, int rounds) {
         }
     }
     return 0;
+}
+
+// Children of this process found in /proc (pid, state), except `except`.
+std::vector<std::pair<int, char>> children_of_me(pid_t except) {
+    std::vector<std::pair<int, char>> found;
+    DIR *proc = ::opendir("/proc");
+    if (proc == nullptr) {
+        return found;
+    }
+    while (dirent *e = ::readdir(proc)) {
+        int pid = std::atoi(e->d_name);
+        if (pid <= 0 || pid == except) {
+            continue;
+        }
+        std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+        auto close = stat.rfind(')');
+        if (close == std::string::npos) {
+            continue;
+        }
+        char state = 0;
+        int ppid = 0;
+        if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 &&
+            ppid == ::getpid()) {
+            found.emplace_back(pid, state);
+        }
+    }
+    ::closedir(proc);
+    return found;
+}
+
+// Forks a child of the program's own that exits with `code`; returns what waitpid says.
+std::string own_child_status(int code) {
+    pid_t child = ::fork();
+    if (child == 0) {
+        ::_exit(code);
+    }
+    int ws = 0;
+    if (child < 0 || ::waitpid(child, &ws, 0) != child) {
+        return "lost (" + std::string(std::strerror(errno)) + ")";
+    }
+    return WIFEXITED(ws) ? "exited with " + std::to_string(WEXITSTATUS(ws)) : "did not exit";
 }
 
 void wait_forever_computing() {
@@ -220,6 +271,51 @@ int main(int argc, char **argv) {
         std::printf("%s\n", line.c_str());
         gather_rounds(*s, 1);
         s->finish();
+        return 0;
+    }
+    if (action == "reap") {  // reap [keep]: no zombies while process 0 goes on after finish
+        if (pid == 0) {
+            std::printf("process 0: own child during the job %s\n", own_child_status(42).c_str());
+        }
+        gather_rounds(*s, 1);
+        s->finish();
+        if (pid != 0) {
+            std::printf("process %d of %d: finished\n", pid, nprocs);
+            return 0;
+        }
+        // The other processes exit now; process 0 keeps running and must not keep them
+        // as zombies. A child of its own, forked after the job, is still its to wait for.
+        pid_t mine = ::fork();
+        if (mine == 0) {
+            ::pause();
+            ::_exit(1);
+        }
+        std::vector<std::pair<int, char>> left;
+        for (int i = 0; i < 1000; ++i) {  // at most 10 s
+            left = children_of_me(mine);
+            if (left.empty()) {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        std::string states;
+        for (auto [p, state] : left) {
+            states += " " + std::to_string(p) + ":" + state;
+        }
+        std::printf("process 0: children of the job left:%s\n",
+                    left.empty() ? " none" : states.c_str());
+        ::kill(mine, SIGTERM);
+        int ws = 0;
+        bool ok = ::waitpid(mine, &ws, 0) == mine && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM;
+        std::printf("process 0: own child after the job %s\n", ok ? "killed by SIGTERM" : "lost");
+        std::printf("process 0: own child after the job %s\n", own_child_status(43).c_str());
+        if (args.size() > 1 && args[1] == "keep") {
+            // As libbsp does: the session is never destroyed, the process just exits.
+            static Session *kept = s.release();
+            (void)kept;
+            std::fflush(stdout);
+            std::exit(0);
+        }
         return 0;
     }
     if (action == "sleep") {  // joins, then sleeps for ever (time limit, signals)

@@ -72,6 +72,30 @@ TEST(SpawnLocal, DeadParentTakesTheChildrenWithIt) {
     EXPECT_EQ(r.err, "");
 }
 
+// Processes that end after bsp_end are reaped at once, not left as zombies while process
+// 0 goes on; process 0's own children keep their exit statuses (only the job's pids are
+// ever waited for). "keep" leaves the session undestroyed at exit, as libbsp does.
+TEST(SpawnLocal, EndedProcessesAreReapedWhileProcessZeroGoesOn) {
+    for (const char *mode : {"", "keep"}) {
+        SCOPED_TRACE(std::string("mode '") + mode + "'");
+        launch_test::Spec s{{PROBE_PATH, "--spawn", "4", "reap"}};
+        if (*mode != '\0') {
+            s.argv.push_back(mode);
+        }
+        Result r = run(s);
+        expect_clean(r);
+        EXPECT_EQ(r.status, 0);
+        EXPECT_EQ(r.err, "");
+        EXPECT_EQ(sorted_lines(r.out),
+                  (std::vector<std::string>{"process 0: children of the job left: none",
+                                            "process 0: own child after the job exited with 43",
+                                            "process 0: own child after the job killed by SIGTERM",
+                                            "process 0: own child during the job exited with 42",
+                                            "process 1 of 4: finished", "process 2 of 4: finished",
+                                            "process 3 of 4: finished"}));
+    }
+}
+
 TEST(SpawnLocal, ControlFdBecomesReadable) {
     launch_test::Spec s{{PROBE_PATH, "--spawn", "3", "control", "1"}};
     s.env = {"BSP_TEARDOWN_GRACE=30"};

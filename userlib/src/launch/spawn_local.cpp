@@ -10,17 +10,15 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <mutex>
-#include <optional>
 #include <stdexcept>
 #include <system_error>
-#include <thread>
 #include <vector>
 
 #include "client_session.hpp"
 #include "coordinator_thread.hpp"
 #include "job_token.hpp"
 #include "launch_environment.hpp"
+#include "local_children.hpp"
 #include "session.hpp"
 #include "wait_status.hpp"
 
@@ -30,94 +28,29 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The children of the calling process, reaped by whichever thread asks first.
-class Children {
-  public:
-    explicit Children(std::vector<pid_t> pids) : pids_(std::move(pids)), status_(pids_.size()) {}
-
-    // Waits for child `index` until the deadline; its wait status if it ended.
-    std::optional<int> reap(std::size_t index, Clock::time_point deadline) {
-        for (;;) {
-            {
-                std::lock_guard lock(mutex_);
-                if (status_[index]) {
-                    return status_[index];
-                }
-                int ws = 0;
-                pid_t r = ::waitpid(pids_[index], &ws, WNOHANG);
-                if (r == pids_[index]) {
-                    status_[index] = ws;
-                    return ws;
-                }
-                if (r < 0 && errno != EINTR) {
-                    return std::nullopt;  // not ours any more (reaped elsewhere)
-                }
-            }
-            if (Clock::now() >= deadline) {
-                return std::nullopt;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-    }
-
-    // Waits for every child until the deadline, then kills and reaps the rest.
-    void reap_all(Clock::time_point deadline) {
-        for (std::size_t i = 0; i < pids_.size(); ++i) {
-            if (!reap(i, deadline)) {
-                std::lock_guard lock(mutex_);
-                ::kill(pids_[i], SIGKILL);
-                int ws = 0;
-                while (::waitpid(pids_[i], &ws, 0) < 0 && errno == EINTR) {
-                }
-                status_[i] = ws;
-            }
-        }
-    }
-
-    // Blocks until every child has ended.
-    void wait_all() {
-        for (std::size_t i = 0; i < pids_.size(); ++i) {
-            std::lock_guard lock(mutex_);
-            if (!status_[i]) {
-                int ws = 0;
-                while (::waitpid(pids_[i], &ws, 0) < 0 && errno == EINTR) {
-                }
-                status_[i] = ws;
-            }
-        }
-    }
-
-  private:
-    std::mutex mutex_;
-    std::vector<pid_t> pids_;  // index = bsp pid - 1
-    std::vector<std::optional<int>> status_;
-};
-
-// Pid 0: owns the coordinator thread and the children.
+// Pid 0: owns the coordinator thread, which also reaps the children as they end.
 class SpawnParent final : public SessionCompanion {
   public:
-    SpawnParent(std::shared_ptr<Children> children, std::unique_ptr<Coordinator> coordinator)
-        : children_(std::move(children)), thread_(std::move(coordinator)) {}
+    SpawnParent(std::shared_ptr<LocalChildren> children, std::unique_ptr<Coordinator> coordinator)
+        : children_(children), thread_(std::move(coordinator), std::move(children)) {}
 
     ~SpawnParent() override {
         // The session closed its connection before this runs; if it had not finished,
         // the coordinator is tearing the children down now.
         thread_.wait_done(Clock::now() + std::chrono::seconds(5));
-        thread_.stop();
         children_->wait_all();
-    }
-    void after_finish() override {
-        thread_.wait_done(Clock::now() + std::chrono::seconds(5));
         thread_.stop();
     }
+    // After a normal end the thread goes on reaping the children as they exit; it is
+    // joined when the session is destroyed or the process ends through the session.
     void before_exit() override {
         // The children were told (they are told before pid 0); let them flush and end.
-        children_->reap_all(Clock::now() + std::chrono::seconds(2));
+        children_->end_all(Clock::now() + std::chrono::seconds(2));
         thread_.stop();
     }
 
   private:
-    std::shared_ptr<Children> children_;
+    std::shared_ptr<LocalChildren> children_;
     CoordinatorThread thread_;
 };
 
@@ -128,12 +61,12 @@ class SpawnChild final : public SessionCompanion {
     void after_finish() override { ::prctl(PR_SET_PDEATHSIG, 0); }
 };
 
-Outcome describe_child_loss(Children &children, int pid) {
+Outcome describe_child_loss(LocalChildren &children, int pid) {
     if (pid == 0) {
         return {0, 1, "bsp: process 0 left the job before bsp_end"};
     }
-    auto ws =
-        children.reap(static_cast<std::size_t>(pid - 1), Clock::now() + std::chrono::seconds(1));
+    auto ws = children.wait_for(static_cast<std::size_t>(pid - 1),
+                                Clock::now() + std::chrono::seconds(1));
     std::string who = "bsp: process " + std::to_string(pid);
     if (!ws) {
         return {pid, 1, who + " closed its control connection before bsp_end"};
@@ -151,6 +84,7 @@ std::unique_ptr<Session> Session::spawn_local(int nprocs) {
                                     std::to_string(nprocs) + " is not positive");
     }
     std::string token = make_job_token();
+    const auto join_timeout = env::join_timeout();  // a malformed value fails before forking
     std::vector<UniqueFd> coordinator_ends, process_ends;
     for (int i = 0; i < nprocs; ++i) {
         int pair[2];
@@ -186,32 +120,39 @@ std::unique_ptr<Session> Session::spawn_local(int nprocs) {
             coordinator_ends.clear();
             process_ends.clear();
             return std::make_unique<ClientSession>(i, nprocs, token, std::move(mine),
-                                                   std::make_unique<SpawnChild>(),
-                                                   env::join_timeout(), "process 0");
+                                                   std::make_unique<SpawnChild>(), join_timeout,
+                                                   "process 0");
         }
         pids.push_back(child);
     }
-    auto children = std::make_shared<Children>(std::move(pids));
-    Coordinator::Options options;
-    options.nprocs = nprocs;
-    options.token = token;
-    options.name = "bsp";
-    options.join_timeout = env::join_timeout();
-    options.describe_loss = [children](int pid) { return describe_child_loss(*children, pid); };
-    options.on_teardown = [](const Outcome &o) {
-        std::string line = o.message + "\n";
-        std::fputs(line.c_str(), stderr);
-        std::fflush(stderr);
-    };
-    auto coordinator = std::make_unique<Coordinator>(std::move(options));
-    for (auto &end : coordinator_ends) {
-        coordinator->adopt(std::move(end));
+    auto children = std::make_shared<LocalChildren>(std::move(pids));
+    try {
+        Coordinator::Options options;
+        options.nprocs = nprocs;
+        options.token = token;
+        options.name = "bsp";
+        options.join_timeout = join_timeout;
+        options.describe_loss = [children](int pid) { return describe_child_loss(*children, pid); };
+        options.on_teardown = [](const Outcome &o) {
+            std::string line = o.message + "\n";
+            std::fputs(line.c_str(), stderr);
+            std::fflush(stderr);
+        };
+        auto coordinator = std::make_unique<Coordinator>(std::move(options));
+        for (auto &end : coordinator_ends) {
+            coordinator->adopt(std::move(end));
+        }
+        UniqueFd mine = std::move(process_ends[0]);
+        process_ends.clear();
+        auto companion = std::make_unique<SpawnParent>(children, std::move(coordinator));
+        return std::make_unique<ClientSession>(0, nprocs, token, std::move(mine),
+                                               std::move(companion), join_timeout,
+                                               "its own coordinator thread");
+    } catch (...) {
+        // No job without pid 0: end the children now rather than leave them waiting.
+        children->end_all(Clock::now());
+        throw;
     }
-    UniqueFd mine = std::move(process_ends[0]);
-    process_ends.clear();
-    auto companion = std::make_unique<SpawnParent>(children, std::move(coordinator));
-    return std::make_unique<ClientSession>(0, nprocs, token, std::move(mine), std::move(companion),
-                                           env::join_timeout(), "its own coordinator thread");
 }
 
 }  // namespace bsp::launch
