@@ -133,6 +133,15 @@ TEST(Config, Quantities) {
     EXPECT_EQ(parse_quantity(""), std::nullopt);
 }
 
+// Found by tests/fuzz/text_parsers_fuzz: strtod accepts "nan", which passed both range
+// checks and was converted to an integer (undefined behaviour).
+TEST(Config, QuantitiesRejectNanAndInfinity) {
+    for (const char *s : {"nan", "-nan", "NAN", "nank", "inf", "-inf", "infinity", "1e400", "-1"})
+        EXPECT_EQ(parse_quantity(s), std::nullopt) << s;
+    EXPECT_EQ(parse_quantity("1.8e19"), 18000000000000000000u);
+    EXPECT_EQ(parse_quantity("0"), 0u);
+}
+
 TEST(Registry, SlotsReusedLowestFirstIdenticallyEverywhere) {
     Registry r;
     int a = 0, b = 0, c = 0;

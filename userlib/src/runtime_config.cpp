@@ -10,7 +10,7 @@ std::optional<std::uint64_t> parse_quantity(const std::string &s) {
         return std::nullopt;
     char *end = nullptr;
     const double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || v < 0)
+    if (end == s.c_str() || !(v >= 0))  // also NaN ("nan" parses)
         return std::nullopt;
     double mult = 1;
     std::string_view rest(end);
@@ -23,7 +23,7 @@ std::optional<std::uint64_t> parse_quantity(const std::string &s) {
     else if (!rest.empty())
         return std::nullopt;
     const double r = v * mult;
-    if (r > 1.8e19)
+    if (!(r <= 1.8e19))
         return std::nullopt;
     return static_cast<std::uint64_t>(r);
 }
