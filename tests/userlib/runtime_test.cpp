@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -291,7 +292,7 @@ TEST(Bsmp, QueueOrderedBySourceThenSendOrderWithTags) {
             }
         }
         r.sync("bsp_sync");
-        int n = -1, bytes = -1;
+        std::int64_t n = -1, bytes = -1;
         r.qsize(&n, &bytes);
         EXPECT_EQ(n, 6);
         EXPECT_EQ(bytes, 9);
@@ -355,7 +356,7 @@ TEST(Bsmp, LargeMessagesSplitAcrossUnits) {
         r.send("bsp_send", 1 - r.pid(), nullptr, big.data(), 5);
         r.sync("bsp_sync");
         std::vector<char> in(10000);
-        int n = 0, bytes = 0;
+        std::int64_t n = 0, bytes = 0;
         r.qsize(&n, &bytes);
         EXPECT_EQ(n, 2);
         EXPECT_EQ(bytes, 10005);

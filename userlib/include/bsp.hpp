@@ -1,13 +1,15 @@
 // bsp.hpp - a small C++20 layer over the BSPlib C API of bsp.h: typed registrations
 // with RAII, spans instead of pointer/size pairs, BSMP messages as spans. Every call
-// maps to one C call; misuse ends the program exactly as with the C API.
+// maps to one C call; misuse ends the program exactly as with the C API. Sizes follow
+// bsp.h: int, or int64_t when the program defines BSP_WIDE_TYPES (then these wrappers
+// call the wide entry points and areas beyond 2 GiB work).
 #pragma once
 
 #include <bsp.h>
 
-#include <climits>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -29,10 +31,22 @@ inline void sync() {
 }
 
 namespace detail {
-inline int bytes(std::size_t n) {
-    if (n > static_cast<std::size_t>(INT_MAX))
-        bsp_abort("bsp.hpp: %zu bytes exceed the int sizes of BSPlib", n);
-    return static_cast<int>(n);
+inline bsp_size_t bytes(std::size_t n) {
+    if (n > static_cast<std::size_t>(std::numeric_limits<bsp_size_t>::max())) {
+#ifdef BSP_WIDE_TYPES
+        bsp_abort("bsp.hpp: %zu bytes exceed the sizes of BSPlib", n);
+#else
+        bsp_abort("bsp.hpp: %zu bytes exceed the int sizes of BSPlib (define BSP_WIDE_TYPES)", n);
+#endif
+    }
+    return static_cast<bsp_size_t>(n);
+}
+// offset elements of T, in bytes.
+template <typename T>
+bsp_size_t offset_bytes(std::size_t offset) {
+    if (offset > std::numeric_limits<std::size_t>::max() / sizeof(T))
+        bsp_abort("bsp.hpp: element offset %zu overflows", offset);
+    return bytes(offset * sizeof(T));
 }
 }  // namespace detail
 
@@ -71,17 +85,17 @@ class Registration {
     // Copies src into process pid's area at element offset (buffered: src may change
     // after the call).
     void put(int pid, std::span<const T> src, std::size_t offset = 0) const {
-        bsp_put(pid, src.data(), area_.data(), detail::bytes(offset * sizeof(T)),
+        bsp_put(pid, src.data(), area_.data(), detail::offset_bytes<T>(offset),
                 detail::bytes(src.size_bytes()));
     }
     // Unbuffered: src is read during the next sync and must not change before it.
     void hpput(int pid, std::span<const T> src, std::size_t offset = 0) const {
-        bsp_hpput(pid, src.data(), area_.data(), detail::bytes(offset * sizeof(T)),
+        bsp_hpput(pid, src.data(), area_.data(), detail::offset_bytes<T>(offset),
                   detail::bytes(src.size_bytes()));
     }
     // Fills dst, at the end of the superstep, from process pid's area at element offset.
     void get(int pid, std::size_t offset, std::span<T> dst) const {
-        bsp_get(pid, area_.data(), detail::bytes(offset * sizeof(T)), dst.data(),
+        bsp_get(pid, area_.data(), detail::offset_bytes<T>(offset), dst.data(),
                 detail::bytes(dst.size_bytes()));
     }
 
@@ -95,7 +109,7 @@ Registration(std::span<T>) -> Registration<T>;
 
 // BSMP. The tag type must have the size set with set_tag_size (collective, from the
 // next superstep on); returns the previous tag size.
-inline int set_tag_size(int bytes) {
+inline bsp_size_t set_tag_size(bsp_size_t bytes) {
     bsp_set_tagsize(&bytes);
     return bytes;
 }
@@ -121,15 +135,15 @@ struct Message {
 // The next message of the queue (by source pid, then send order), or nullopt.
 inline std::optional<Message> next_message(std::size_t tag_size) {
     void *tag = nullptr, *payload = nullptr;
-    const int n = bsp_hpmove(&tag, &payload);
+    const bsp_size_t n = bsp_hpmove(&tag, &payload);
     if (n < 0)
         return std::nullopt;
     return Message{{static_cast<const std::byte *>(tag), tag_size},
                    {static_cast<const std::byte *>(payload), static_cast<std::size_t>(n)}};
 }
 
-inline std::pair<int, int> queue_size() {
-    int n = 0, bytes = 0;
+inline std::pair<bsp_size_t, bsp_size_t> queue_size() {
+    bsp_size_t n = 0, bytes = 0;
     bsp_qsize(&n, &bytes);
     return {n, bytes};
 }

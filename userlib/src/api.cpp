@@ -1,6 +1,7 @@
 // The C ABI of BSPlib (bsp.h): process-wide state between bsp_begin and bsp_end, the
 // checks that depend on it (calls outside bsp_begin/bsp_end, missing bsp_end), and the
-// translation of every Misuse into an abort of the whole program.
+// translation of every Misuse into an abort of the whole program. The int entry points
+// are here; the BSP_WIDE_TYPES ones (api_wide.cpp) share the calls of c_api.hpp.
 #include <poll.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "bsp.h"
+#include "c_api.hpp"
 #include "launch/session.hpp"
 #include "misuse.hpp"
 #include "runtime.hpp"
@@ -251,12 +253,10 @@ void bsp_abort(const char *format, ...) {
 }
 
 void bsp_push_reg(const void *ident, int size) {
-    guarded("bsp_push_reg", [&] { running("bsp_push_reg").push_reg("bsp_push_reg", ident, size); });
+    bsp::capi::push_reg("bsp_push_reg", ident, size);
 }
-
 void bsp_pushregister(const void *ident, int size) {
-    guarded("bsp_pushregister",
-            [&] { running("bsp_pushregister").push_reg("bsp_pushregister", ident, size); });
+    bsp::capi::push_reg("bsp_pushregister", ident, size);
 }
 
 void bsp_pop_reg(const void *ident) {
@@ -269,69 +269,134 @@ void bsp_popregister(const void *ident) {
 }
 
 void bsp_put(int pid, const void *src, void *dst, int offset, int nbytes) {
-    guarded("bsp_put",
-            [&] { running("bsp_put").put("bsp_put", pid, src, dst, offset, nbytes, false); });
+    bsp::capi::put("bsp_put", pid, src, dst, offset, nbytes, false);
 }
-
 void bsp_hpput(int pid, const void *src, void *dst, int offset, int nbytes) {
-    guarded("bsp_hpput",
-            [&] { running("bsp_hpput").put("bsp_hpput", pid, src, dst, offset, nbytes, true); });
+    bsp::capi::put("bsp_hpput", pid, src, dst, offset, nbytes, true);
 }
-
 void bsp_get(int pid, const void *src, int offset, void *dst, int nbytes) {
-    guarded("bsp_get", [&] { running("bsp_get").get("bsp_get", pid, src, offset, dst, nbytes); });
+    bsp::capi::get("bsp_get", pid, src, offset, dst, nbytes);
 }
-
 void bsp_hpget(int pid, const void *src, int offset, void *dst, int nbytes) {
-    guarded("bsp_hpget",
-            [&] { running("bsp_hpget").get("bsp_hpget", pid, src, offset, dst, nbytes); });
+    bsp::capi::get("bsp_hpget", pid, src, offset, dst, nbytes);
 }
 
-static void set_tagsize(const char *call, int *tag_nbytes) {
+void bsp_set_tagsize(int *tag_nbytes) {
+    bsp::capi::set_tagsize("bsp_set_tagsize", tag_nbytes);
+}
+void bsp_set_tag_size(int *tag_nbytes) {
+    bsp::capi::set_tagsize("bsp_set_tag_size", tag_nbytes);
+}
+
+void bsp_send(int pid, const void *tag, const void *payload, int payload_nbytes) {
+    bsp::capi::send("bsp_send", pid, tag, payload, payload_nbytes);
+}
+
+void bsp_qsize(int *nmessages, int *accum_nbytes) {
+    bsp::capi::qsize("bsp_qsize", nmessages, accum_nbytes);
+}
+void bsp_bsmp_info(int *nmessages, int *accum_nbytes) {
+    bsp::capi::qsize("bsp_bsmp_info", nmessages, accum_nbytes);
+}
+
+void bsp_get_tag(int *status, void *tag) {
+    bsp::capi::get_tag("bsp_get_tag", status, tag);
+}
+
+void bsp_move(void *payload, int reception_nbytes) {
+    bsp::capi::move("bsp_move", payload, reception_nbytes);
+}
+
+int bsp_hpmove(void **tag_ptr, void **payload_ptr) {
+    return bsp::capi::hpmove<int>("bsp_hpmove", tag_ptr, payload_ptr);
+}
+
+}  // extern "C"
+
+namespace bsp::capi {
+
+void push_reg(const char *call, const void *ident, std::int64_t size) {
+    guarded(call, [&] { running(call).push_reg(call, ident, size); });
+}
+
+void put(const char *call, int pid, const void *src, void *dst, std::int64_t offset,
+         std::int64_t nbytes, bool hp) {
+    guarded(call, [&] { running(call).put(call, pid, src, dst, offset, nbytes, hp); });
+}
+
+void get(const char *call, int pid, const void *src, std::int64_t offset, void *dst,
+         std::int64_t nbytes) {
+    guarded(call, [&] { running(call).get(call, pid, src, offset, dst, nbytes); });
+}
+
+void send(const char *call, int pid, const void *tag, const void *payload, std::int64_t nbytes) {
+    guarded(call, [&] { running(call).send(call, pid, tag, payload, nbytes); });
+}
+
+void move(const char *call, void *payload, std::int64_t reception_nbytes) {
+    guarded(call, [&] { running(call).move(call, payload, reception_nbytes); });
+}
+
+template <typename T>
+void set_tagsize(const char *call, T *tag_nbytes) {
     guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
         if (tag_nbytes == nullptr)
             throw Misuse(call, rt.pid(), "tag size pointer is NULL");
-        *tag_nbytes = rt.set_tagsize(call, *tag_nbytes);
+        // The previous size is at most Runtime::kMaxTagBytes: it fits an int.
+        *tag_nbytes = static_cast<T>(rt.set_tagsize(call, *tag_nbytes));
     });
 }
 
-void bsp_set_tagsize(int *tag_nbytes) {
-    set_tagsize("bsp_set_tagsize", tag_nbytes);
-}
-void bsp_set_tag_size(int *tag_nbytes) {
-    set_tagsize("bsp_set_tag_size", tag_nbytes);
-}
-
-void bsp_send(int pid, const void *tag, const void *payload, int payload_nbytes) {
-    guarded("bsp_send",
-            [&] { running("bsp_send").send("bsp_send", pid, tag, payload, payload_nbytes); });
-}
-
-void bsp_qsize(int *nmessages, int *accum_nbytes) {
-    guarded("bsp_qsize", [&] { running("bsp_qsize").qsize(nmessages, accum_nbytes); });
-}
-
-void bsp_bsmp_info(int *nmessages, int *accum_nbytes) {
-    guarded("bsp_bsmp_info", [&] { running("bsp_bsmp_info").qsize(nmessages, accum_nbytes); });
+template <typename T>
+void qsize(const char *call, T *nmessages, T *accum_nbytes) {
+    guarded(call, [&] {
+        bsp::rt::Runtime &rt = running(call);
+        std::int64_t n = 0, bytes = 0;
+        rt.qsize(&n, &bytes);
+        const T rn =
+            reported<T>(call, rt.pid(), n, "the queue holds " + std::to_string(n) + " messages");
+        const T rb = reported<T>(call, rt.pid(), bytes,
+                                 "the queue holds " + std::to_string(bytes) + " payload bytes");
+        if (nmessages)
+            *nmessages = rn;
+        if (accum_nbytes)
+            *accum_nbytes = rb;
+    });
 }
 
-void bsp_get_tag(int *status, void *tag) {
-    guarded("bsp_get_tag", [&] {
-        bsp::rt::Runtime &rt = running("bsp_get_tag");
+template <typename T>
+void get_tag(const char *call, T *status, void *tag) {
+    guarded(call, [&] {
+        bsp::rt::Runtime &rt = running(call);
         if (status == nullptr)
-            throw Misuse("bsp_get_tag", rt.pid(), "status pointer is NULL");
-        *status = rt.get_tag(tag);
+            throw Misuse(call, rt.pid(), "status pointer is NULL");
+        const std::int64_t len = rt.get_tag(tag);
+        *status = reported<T>(call, rt.pid(), len,
+                              "the first message has " + std::to_string(len) + " payload bytes");
     });
 }
 
-void bsp_move(void *payload, int reception_nbytes) {
-    guarded("bsp_move", [&] { running("bsp_move").move("bsp_move", payload, reception_nbytes); });
+template <typename T>
+T hpmove(const char *call, void **tag_ptr, void **payload_ptr) {
+    return guarded(call, [&] {
+        bsp::rt::Runtime &rt = running(call);
+        // Checked before the message leaves the queue: an error leaves it in place.
+        const std::int64_t len = rt.get_tag(nullptr);
+        const T result = reported<T>(
+            call, rt.pid(), len, "the first message has " + std::to_string(len) + " payload bytes");
+        rt.hpmove(tag_ptr, payload_ptr);
+        return result;
+    });
 }
 
-int bsp_hpmove(void **tag_ptr, void **payload_ptr) {
-    return guarded("bsp_hpmove",
-                   [&] { return running("bsp_hpmove").hpmove(tag_ptr, payload_ptr); });
-}
+template void set_tagsize<int>(const char *, int *);
+template void set_tagsize<std::int64_t>(const char *, std::int64_t *);
+template void qsize<int>(const char *, int *, int *);
+template void qsize<std::int64_t>(const char *, std::int64_t *, std::int64_t *);
+template void get_tag<int>(const char *, int *, void *);
+template void get_tag<std::int64_t>(const char *, std::int64_t *, void *);
+template int hpmove<int>(const char *, void **, void **);
+template std::int64_t hpmove<std::int64_t>(const char *, void **, void **);
 
-}  // extern "C"
+}  // namespace bsp::capi

@@ -51,7 +51,7 @@ std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t rou
         }
         w.put<std::uint32_t>(static_cast<std::uint32_t>(c.ops.push_sizes.size()));
         for (auto s : c.ops.push_sizes)
-            w.put<std::int32_t>(s);
+            w.put<std::int64_t>(s);
         w.put<std::uint32_t>(static_cast<std::uint32_t>(c.ops.pop_slots.size()));
         for (auto s : c.ops.pop_slots)
             w.put<std::uint32_t>(s);
@@ -81,10 +81,14 @@ void decode_barrier(Reader &r, std::vector<std::optional<Contribution>> &known) 
                 c.row[j + k] = (bits >> k) & 1u;
         }
         auto npush = r.get<std::uint32_t>();
-        if (npush > r.remaining() / 4)
+        if (npush > r.remaining() / 8)
             throw ProtocolError("barrier contribution with a bad push count");
-        for (std::uint32_t k = 0; k < npush; ++k)
-            c.ops.push_sizes.push_back(r.get<std::int32_t>());
+        for (std::uint32_t k = 0; k < npush; ++k) {
+            const auto size = r.get<std::int64_t>();
+            if (size < 0)
+                throw ProtocolError("barrier contribution with a negative registration size");
+            c.ops.push_sizes.push_back(size);
+        }
         auto npop = r.get<std::uint32_t>();
         if (npop > r.remaining() / 4)
             throw ProtocolError("barrier contribution with a bad pop count");
@@ -107,7 +111,7 @@ std::vector<std::byte> encode_counts(std::uint64_t superstep, const Counts &c) {
         w.put<std::uint32_t>(g.id);
         w.put<std::uint32_t>(g.slot);
         w.put<std::uint64_t>(g.offset);
-        w.put<std::uint32_t>(g.nbytes);
+        w.put<std::uint64_t>(g.nbytes);
     }
     return out;
 }
@@ -117,25 +121,29 @@ Counts decode_counts(Reader &r) {
     c.data_bytes = r.get<std::uint64_t>();
     c.records = r.get<std::uint32_t>();
     auto n = r.get<std::uint32_t>();
-    if (n > r.remaining() / 20)
+    if (n > r.remaining() / kGetRequestBytes)
         throw ProtocolError("counts message with a bad get count");
     c.gets.resize(n);
     for (auto &g : c.gets) {
         g.id = r.get<std::uint32_t>();
         g.slot = r.get<std::uint32_t>();
         g.offset = r.get<std::uint64_t>();
-        g.nbytes = r.get<std::uint32_t>();
+        g.nbytes = r.get<std::uint64_t>();
     }
     return c;
 }
 
 UnitPacker::UnitPacker(std::uint64_t superstep, std::size_t unit_bytes, bool combine)
     : superstep_(superstep), unit_bytes_(unit_bytes), combine_(combine) {
-    if (unit_bytes_ < kUnitHeaderBytes + kRecordHeaderBytes + 1)
+    if (unit_bytes_ < kUnitHeaderBytes + kWideRecordHeaderBytes + 1)
         throw std::invalid_argument("unit size too small for the messaging layer");
+    if (unit_bytes_ > 0xffffffffu)
+        throw std::invalid_argument("unit size too large for the messaging layer");
 }
 
 void UnitPacker::open_unit() {
+    if (units_.size() >= 0xffffffffu)
+        throw ProtocolError("more than 4294967295 data units to one process in one superstep");
     units_.emplace_back();
     units_.back().reserve(unit_bytes_);
     Writer w(units_.back());
@@ -147,20 +155,28 @@ void UnitPacker::add(RecordKind kind, std::uint32_t a, std::uint64_t b,
                      std::span<const std::byte> data) {
     std::size_t off = 0;
     bool fresh = !combine_;
+    const std::size_t header = record_header_bytes(data.size());
+    const bool wide = header == kWideRecordHeaderBytes;
     do {
-        if (fresh || units_.empty() || units_.back().size() + kRecordHeaderBytes + 1 > unit_bytes_)
+        if (fresh || units_.empty() || units_.back().size() + header + 1 > unit_bytes_)
             open_unit();
         fresh = false;
         auto &u = units_.back();
-        const std::size_t room = unit_bytes_ - u.size() - kRecordHeaderBytes;
+        const std::size_t room = unit_bytes_ - u.size() - header;
         const std::size_t len = std::min(room, data.size() - off);
         Writer w(u);
-        w.put<std::uint8_t>(static_cast<std::uint8_t>(kind));
+        w.put<std::uint8_t>(static_cast<std::uint8_t>(static_cast<std::uint8_t>(kind) |
+                                                      (wide ? kRecordWideFlag : 0)));
         w.put<std::uint32_t>(a);
         w.put<std::uint64_t>(b);
-        w.put<std::uint32_t>(static_cast<std::uint32_t>(data.size()));
-        w.put<std::uint32_t>(static_cast<std::uint32_t>(off));
-        w.put<std::uint32_t>(static_cast<std::uint32_t>(len));
+        if (wide) {
+            w.put<std::uint64_t>(data.size());
+            w.put<std::uint64_t>(off);
+        } else {
+            w.put<std::uint32_t>(static_cast<std::uint32_t>(data.size()));
+            w.put<std::uint32_t>(static_cast<std::uint32_t>(off));
+        }
+        w.put<std::uint32_t>(static_cast<std::uint32_t>(len));  // len < unit_bytes_ < 2^32
         w.bytes(data.subspan(off, len));
         off += len;
     } while (off < data.size());
@@ -188,16 +204,25 @@ std::optional<Record> next_record(Reader &r) {
     if (r.done())
         return std::nullopt;
     Record rec;
-    auto k = r.get<std::uint8_t>();
-    if (k < 1 || k > 3)
+    const auto k = r.get<std::uint8_t>();
+    const bool wide = (k & kRecordWideFlag) != 0;
+    const auto kind = static_cast<std::uint8_t>(k & ~kRecordWideFlag);
+    if (kind < 1 || kind > 3)
         throw ProtocolError("data record of unknown kind");
-    rec.kind = static_cast<RecordKind>(k);
+    rec.kind = static_cast<RecordKind>(kind);
     rec.a = r.get<std::uint32_t>();
     rec.b = r.get<std::uint64_t>();
-    rec.total = r.get<std::uint32_t>();
-    rec.chunk_off = r.get<std::uint32_t>();
-    auto len = r.get<std::uint32_t>();
-    if (static_cast<std::uint64_t>(rec.chunk_off) + len > rec.total)
+    if (wide) {
+        rec.total = r.get<std::uint64_t>();
+        rec.chunk_off = r.get<std::uint64_t>();
+        if (rec.total <= 0xffffffffu)
+            throw ProtocolError("data record with a needlessly wide header");
+    } else {
+        rec.total = r.get<std::uint32_t>();
+        rec.chunk_off = r.get<std::uint32_t>();
+    }
+    const auto len = r.get<std::uint32_t>();
+    if (rec.chunk_off > rec.total || len > rec.total - rec.chunk_off)
         throw ProtocolError("data record chunk outside its record");
     rec.chunk = r.bytes(len);
     return rec;

@@ -49,8 +49,9 @@ struct GetRequest {
     std::uint32_t id = 0;  // index among the requester's gets to this process
     std::uint32_t slot = 0;
     std::uint64_t offset = 0;
-    std::uint32_t nbytes = 0;
+    std::uint64_t nbytes = 0;
 };
+inline constexpr std::size_t kGetRequestBytes = 4 + 4 + 8 + 8;
 
 // Total exchange of counts: what the sender will send to the receiver in this superstep.
 struct Counts {
@@ -68,19 +69,30 @@ struct Record {
     RecordKind kind = RecordKind::Put;
     std::uint32_t a = 0;      // Put: slot; Send: tag bytes; Reply: get id
     std::uint64_t b = 0;      // Put: offset in the area
-    std::uint32_t total = 0;  // total bytes of the record
-    std::uint32_t chunk_off = 0;
+    std::uint64_t total = 0;  // total bytes of the record
+    std::uint64_t chunk_off = 0;
     std::span<const std::byte> chunk;
 };
+// A record header carries its total length and chunk offset as u32 when the record is
+// shorter than 4 GiB (kRecordHeaderBytes), else as u64 with kRecordWideFlag set in the
+// kind byte (kWideRecordHeaderBytes): records of BSP_WIDE_TYPES sizes cost nothing to
+// the usual small ones.
 inline constexpr std::size_t kRecordHeaderBytes = 1 + 4 + 8 + 4 + 4 + 4;
+inline constexpr std::size_t kWideRecordHeaderBytes = 1 + 4 + 8 + 8 + 8 + 4;
+inline constexpr std::uint8_t kRecordWideFlag = 0x80;
+inline constexpr std::size_t record_header_bytes(std::uint64_t total) {
+    return total > 0xffffffffu ? kWideRecordHeaderBytes : kRecordHeaderBytes;
+}
 inline constexpr std::size_t kUnitHeaderBytes = kMsgHeaderBytes + 4;
 
 // Repackaging: packs the records for one destination into units of at most unit_bytes,
-// splitting records across units where they do not fit.
+// splitting records across units where they do not fit. A stream holds at most 2^32 - 1
+// units (the unit index is a u32): more throws ProtocolError rather than wrapping.
 class UnitPacker {
   public:
     // combine == false starts a new unit for every record (the naive layer the probe
-    // compares against: every put its own transport message).
+    // compares against: every put its own transport message). unit_bytes is at most
+    // 2^32 - 1 (chunk lengths are u32).
     UnitPacker(std::uint64_t superstep, std::size_t unit_bytes, bool combine = true);
     void add(RecordKind kind, std::uint32_t a, std::uint64_t b, std::span<const std::byte> data);
     // Completes the units (each learns the number of units of the stream).

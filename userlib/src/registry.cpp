@@ -4,7 +4,7 @@
 
 namespace bsp::rt {
 
-void Registry::push(const void *addr, int size) {
+void Registry::push(const void *addr, std::int64_t size) {
     ops_.push_sizes.push_back(size);
     pending_addrs_.push_back(addr);
 }

@@ -19,7 +19,7 @@ namespace bsp::rt {
 // The registration calls one process made during one superstep, as exchanged in the
 // barrier of the sync that ends it.
 struct RegOps {
-    std::vector<std::int32_t> push_sizes;  // in call order
+    std::vector<std::int64_t> push_sizes;  // in call order (64-bit: bsp_push_reg of BSP_WIDE_TYPES)
     std::vector<std::uint32_t> pop_slots;  // slot numbers, in call order
     bool operator==(const RegOps &) const = default;
 };
@@ -27,7 +27,7 @@ struct RegOps {
 class Registry {
   public:
     // Records a pending push. size >= 0 is checked by the caller.
-    void push(const void *addr, int size);
+    void push(const void *addr, std::int64_t size);
 
     // Records a pending pop of the most recent effective registration of addr.
     // Returns an error reason when addr has no effective registration left to pop.

@@ -30,6 +30,12 @@ std::span<const std::byte> as_bytes(const void *p, std::size_t n) {
     return {static_cast<const std::byte *>(p), n};
 }
 
+// offset + nbytes <= size, for values from the network (no overflow).
+bool within(std::uint64_t offset, std::uint64_t nbytes, std::int64_t size) {
+    const auto s = static_cast<std::uint64_t>(size);
+    return offset <= s && nbytes <= s - offset;
+}
+
 }  // namespace
 
 Runtime::Runtime(int pid, int nprocs, Transport *transport, MessagingConfig cfg)
@@ -66,21 +72,30 @@ std::uint32_t Runtime::registered_slot(std::string_view call, const void *addr,
     throw Misuse(call, pid_, reason);
 }
 
-void Runtime::check_range(std::string_view call, int pid, std::uint32_t slot, int offset,
-                          int nbytes, std::string_view what) const {
+void Runtime::check_range(std::string_view call, int pid, std::uint32_t slot, std::int64_t offset,
+                          std::int64_t nbytes, std::string_view what) const {
     if (offset < 0)
         throw Misuse(call, pid_, "negative offset " + std::to_string(offset));
     if (nbytes < 0)
         throw Misuse(call, pid_, "negative size " + std::to_string(nbytes));
     const std::int64_t size = registry_.size_at(slot, pid);
-    if (static_cast<std::int64_t>(offset) + nbytes > size)
+    // Both are >= 0: this is offset + nbytes > size without overflowing.
+    if (offset > size || nbytes > size - offset)
         throw Misuse(call, pid_,
                      "offset " + std::to_string(offset) + " + " + std::to_string(nbytes) +
                          " bytes is outside the " + std::to_string(size) + " bytes of the " +
                          std::string(what) + " area registered by process " + std::to_string(pid));
 }
 
-void Runtime::push_reg(std::string_view call, const void *ident, int size) {
+void Runtime::check_count(std::string_view call, int pid, std::size_t n,
+                          std::string_view what) const {
+    if (n >= 0xffffffffu)
+        throw Misuse(call, pid_,
+                     "more than 4294967295 " + std::string(what) + " to process " +
+                         std::to_string(pid) + " in one superstep");
+}
+
+void Runtime::push_reg(std::string_view call, const void *ident, std::int64_t size) {
     if (size < 0)
         throw Misuse(call, pid_, "negative size " + std::to_string(size));
     registry_.push(ident, size);
@@ -91,8 +106,8 @@ void Runtime::pop_reg(std::string_view call, const void *ident) {
         throw Misuse(call, pid_, *err);
 }
 
-void Runtime::put(std::string_view call, int pid, const void *src, void *dst, int offset,
-                  int nbytes, bool hp) {
+void Runtime::put(std::string_view call, int pid, const void *src, void *dst, std::int64_t offset,
+                  std::int64_t nbytes, bool hp) {
     check_pid(call, pid);
     const std::uint32_t slot = registered_slot(call, dst, "destination");
     check_range(call, pid, slot, offset, nbytes, "destination");
@@ -101,6 +116,7 @@ void Runtime::put(std::string_view call, int pid, const void *src, void *dst, in
     if (src == nullptr)
         throw Misuse(call, pid_, "source pointer is NULL");
     DestOps &d = ops_[static_cast<std::size_t>(pid)];
+    check_count(call, pid, d.records.size(), "puts and sends");
     Buffered b;
     b.rec.kind = RecordKind::Put;
     b.rec.a = slot;
@@ -116,8 +132,8 @@ void Runtime::put(std::string_view call, int pid, const void *src, void *dst, in
     d.records.push_back(b);
 }
 
-void Runtime::get(std::string_view call, int pid, const void *src, int offset, void *dst,
-                  int nbytes) {
+void Runtime::get(std::string_view call, int pid, const void *src, std::int64_t offset, void *dst,
+                  std::int64_t nbytes) {
     check_pid(call, pid);
     const std::uint32_t slot = registered_slot(call, src, "source");
     check_range(call, pid, slot, offset, nbytes, "source");
@@ -126,25 +142,30 @@ void Runtime::get(std::string_view call, int pid, const void *src, int offset, v
     if (dst == nullptr)
         throw Misuse(call, pid_, "destination pointer is NULL");
     DestOps &d = ops_[static_cast<std::size_t>(pid)];
+    check_count(call, pid, d.gets.size(), "gets");
     PendingGet g;
     g.req.id = static_cast<std::uint32_t>(d.gets.size());
     g.req.slot = slot;
     g.req.offset = static_cast<std::uint64_t>(offset);
-    g.req.nbytes = static_cast<std::uint32_t>(nbytes);
+    g.req.nbytes = static_cast<std::uint64_t>(nbytes);
     g.dst = dst;
     d.gets.push_back(g);
 }
 
-int Runtime::set_tagsize(std::string_view call, int tag_bytes) {
+std::int64_t Runtime::set_tagsize(std::string_view call, std::int64_t tag_bytes) {
     if (tag_bytes < 0)
         throw Misuse(call, pid_, "negative tag size " + std::to_string(tag_bytes));
-    const int previous = tagsize_request_ >= 0 ? tagsize_request_ : tagsize_;
+    if (tag_bytes > kMaxTagBytes)
+        throw Misuse(call, pid_,
+                     "tag size " + std::to_string(tag_bytes) + " is larger than the largest, " +
+                         std::to_string(kMaxTagBytes) + " bytes");
+    const std::int64_t previous = tagsize_request_ >= 0 ? tagsize_request_ : tagsize_;
     tagsize_request_ = tag_bytes;
     return previous;
 }
 
 void Runtime::send(std::string_view call, int pid, const void *tag, const void *payload,
-                   int nbytes) {
+                   std::int64_t nbytes) {
     check_pid(call, pid);
     if (nbytes < 0)
         throw Misuse(call, pid_, "negative payload size " + std::to_string(nbytes));
@@ -154,6 +175,7 @@ void Runtime::send(std::string_view call, int pid, const void *tag, const void *
     if (payload == nullptr && nbytes > 0)
         throw Misuse(call, pid_, "payload pointer is NULL");
     DestOps &d = ops_[static_cast<std::size_t>(pid)];
+    check_count(call, pid, d.records.size(), "puts and sends");
     Buffered b;
     b.rec.kind = RecordKind::Send;
     b.rec.a = static_cast<std::uint32_t>(tagsize_);
@@ -170,23 +192,23 @@ void Runtime::send(std::string_view call, int pid, const void *tag, const void *
     d.records.push_back(b);
 }
 
-void Runtime::qsize(int *nmessages, int *accum_nbytes) const {
+void Runtime::qsize(std::int64_t *nmessages, std::int64_t *accum_nbytes) const {
     if (nmessages)
-        *nmessages = static_cast<int>(queue_.count());
+        *nmessages = static_cast<std::int64_t>(queue_.count());
     if (accum_nbytes)
-        *accum_nbytes = static_cast<int>(queue_.payload_total());
+        *accum_nbytes = static_cast<std::int64_t>(queue_.payload_total());
 }
 
-int Runtime::get_tag(void *tag) const {
+std::int64_t Runtime::get_tag(void *tag) const {
     if (queue_.empty())
         return -1;
     const auto &m = queue_.front();
     if (m.tag_bytes > 0 && tag)
         std::memcpy(tag, m.data.data(), m.tag_bytes);
-    return static_cast<int>(m.payload_bytes());
+    return static_cast<std::int64_t>(m.payload_bytes());
 }
 
-void Runtime::move(std::string_view call, void *payload, int reception_nbytes) {
+void Runtime::move(std::string_view call, void *payload, std::int64_t reception_nbytes) {
     if (queue_.empty())
         throw Misuse(call, pid_, "the message queue is empty");
     if (reception_nbytes < 0)
@@ -201,7 +223,7 @@ void Runtime::move(std::string_view call, void *payload, int reception_nbytes) {
     queue_.pop();
 }
 
-int Runtime::hpmove(void **tag_ptr, void **payload_ptr) {
+std::int64_t Runtime::hpmove(void **tag_ptr, void **payload_ptr) {
     if (queue_.empty())
         return -1;
     auto &m = const_cast<BsmpQueue::Message &>(queue_.front());
@@ -209,7 +231,7 @@ int Runtime::hpmove(void **tag_ptr, void **payload_ptr) {
         *tag_ptr = m.data.data();
     if (payload_ptr)
         *payload_ptr = m.data.data() + m.tag_bytes;
-    const int len = static_cast<int>(m.payload_bytes());
+    const auto len = static_cast<std::int64_t>(m.payload_bytes());
     queue_.pop();
     return len;
 }
@@ -284,7 +306,7 @@ void Runtime::sync(std::string_view call, SyncKind kind) {
     const auto n = static_cast<std::size_t>(nprocs_);
     Contribution mine;
     mine.kind = kind;
-    mine.tagsize_request = tagsize_request_;
+    mine.tagsize_request = static_cast<std::int32_t>(tagsize_request_);  // <= kMaxTagBytes
     mine.ops = registry_.pending_ops();
     mine.row.assign(n, 0);
     for (std::size_t j = 0; j < n; ++j)
@@ -318,7 +340,7 @@ void Runtime::sync(std::string_view call, SyncKind kind) {
     }
     const GetServer serve = [this](int requester, const GetRequest &g) {
         if (!registry_.active(g.slot) ||
-            g.offset + g.nbytes > static_cast<std::uint64_t>(registry_.size_at(g.slot, pid_)))
+            !within(g.offset, g.nbytes, registry_.size_at(g.slot, pid_)))
             throw ProtocolError("get request from process " + std::to_string(requester) +
                                 " outside a registered area");
         return as_bytes(static_cast<const std::byte *>(registry_.local_addr(g.slot)) + g.offset,
@@ -387,6 +409,12 @@ void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in
             }
             continue;
         }
+        // A peer's BSMP messages carry the superstep's tag size and arrive whole: memory
+        // is reserved for a message up to what the stream holds, never what it claims.
+        std::size_t stream_bytes = 0;
+        for (const auto &unit : in[src])
+            stream_bytes += unit.size();
+        std::uint64_t send_left = 0;  // bytes still due to the message being assembled
         for (const auto &unit : in[src]) {
             Reader rd(unit);
             read_header(rd);
@@ -397,8 +425,7 @@ void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in
                         break;
                     case RecordKind::Put: {
                         if (!registry_.active(rec->a) ||
-                            rec->b + rec->total >
-                                static_cast<std::uint64_t>(registry_.size_at(rec->a, pid_)))
+                            !within(rec->b, rec->total, registry_.size_at(rec->a, pid_)))
                             throw ProtocolError("put from process " + std::to_string(src) +
                                                 " outside a registered area");
                         std::memcpy(static_cast<std::byte *>(registry_.local_addr(rec->a)) +
@@ -408,24 +435,37 @@ void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in
                     }
                     case RecordKind::Send: {
                         if (rec->chunk_off == 0) {
+                            if (send_left != 0)
+                                throw ProtocolError("BSMP message from process " +
+                                                    std::to_string(src) + " cut short");
+                            if (rec->a != static_cast<std::uint64_t>(tagsize_))
+                                throw ProtocolError(
+                                    "BSMP message from process " + std::to_string(src) +
+                                    " with a tag of " + std::to_string(rec->a) +
+                                    " bytes (the tag size is " + std::to_string(tagsize_) + ")");
                             if (rec->a > rec->total)
                                 throw ProtocolError("BSMP message shorter than its tag");
                             BsmpQueue::Message msg;
                             msg.src = static_cast<int>(src);
                             msg.tag_bytes = rec->a;
-                            msg.data.reserve(rec->total);
+                            msg.data.reserve(static_cast<std::size_t>(
+                                std::min<std::uint64_t>(rec->total, stream_bytes)));
                             messages.push_back(std::move(msg));
+                            send_left = rec->total;
                         }
                         if (messages.empty() || messages.back().src != static_cast<int>(src) ||
                             messages.back().data.size() != rec->chunk_off)
                             throw ProtocolError("BSMP message continued out of order");
                         auto &d = messages.back().data;
                         d.insert(d.end(), rec->chunk.begin(), rec->chunk.end());
+                        send_left -= rec->chunk.size();
                         break;
                     }
                 }
             }
         }
+        if (send_left != 0)
+            throw ProtocolError("BSMP message from process " + std::to_string(src) + " cut short");
     }
     queue_.reset(std::move(messages));
 }

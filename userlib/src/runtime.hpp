@@ -2,6 +2,8 @@
 // checks) on top of the messaging layer. The C API (api.cpp) owns one Runtime between
 // bsp_begin and bsp_end; tests may run several in one process over a test transport.
 // Every misuse throws Misuse (the C API turns it into an abort of the whole program).
+// Sizes, offsets and counts are 64-bit here: the int entry points of bsp.h and the
+// BSP_WIDE_TYPES ones (bsp_size_t = int64_t) both land on the same checks.
 #pragma once
 
 #include <chrono>
@@ -27,22 +29,27 @@ class Runtime {
     double time() const;
     std::uint64_t superstep() const { return superstep_; }
 
-    void push_reg(std::string_view call, const void *ident, int size);
+    void push_reg(std::string_view call, const void *ident, std::int64_t size);
     void pop_reg(std::string_view call, const void *ident);
-    void put(std::string_view call, int pid, const void *src, void *dst, int offset, int nbytes,
-             bool hp);
-    void get(std::string_view call, int pid, const void *src, int offset, void *dst, int nbytes);
+    void put(std::string_view call, int pid, const void *src, void *dst, std::int64_t offset,
+             std::int64_t nbytes, bool hp);
+    void get(std::string_view call, int pid, const void *src, std::int64_t offset, void *dst,
+             std::int64_t nbytes);
 
+    // The largest tag size: the barrier carries tag-size requests as i32, and a tag of
+    // 2 GiB is no tag. Larger requests (possible through BSP_WIDE_TYPES) are misuse.
+    static constexpr std::int64_t kMaxTagBytes = 0x7fffffff;
     // Returns the tag size in effect before the call; the new size applies from the
     // next superstep.
-    int set_tagsize(std::string_view call, int tag_bytes);
-    void send(std::string_view call, int pid, const void *tag, const void *payload, int nbytes);
-    void qsize(int *nmessages, int *accum_nbytes) const;
-    int tagsize() const { return tagsize_; }
+    std::int64_t set_tagsize(std::string_view call, std::int64_t tag_bytes);
+    void send(std::string_view call, int pid, const void *tag, const void *payload,
+              std::int64_t nbytes);
+    void qsize(std::int64_t *nmessages, std::int64_t *accum_nbytes) const;
+    std::int64_t tagsize() const { return tagsize_; }
     // Payload length of the first message and its tag, or -1 when the queue is empty.
-    int get_tag(void *tag) const;
-    void move(std::string_view call, void *payload, int reception_nbytes);
-    int hpmove(void **tag_ptr, void **payload_ptr);
+    std::int64_t get_tag(void *tag) const;
+    void move(std::string_view call, void *payload, std::int64_t reception_nbytes);
+    std::int64_t hpmove(void **tag_ptr, void **payload_ptr);
 
     void sync(std::string_view call, SyncKind kind = SyncKind::Sync);
 
@@ -68,8 +75,10 @@ class Runtime {
     };
 
     void check_pid(std::string_view call, int pid) const;
-    void check_range(std::string_view call, int pid, std::uint32_t slot, int offset, int nbytes,
-                     std::string_view what) const;
+    void check_range(std::string_view call, int pid, std::uint32_t slot, std::int64_t offset,
+                     std::int64_t nbytes, std::string_view what) const;
+    // Records and gets to one destination are numbered with u32 in the messaging layer.
+    void check_count(std::string_view call, int pid, std::size_t n, std::string_view what) const;
     std::uint32_t registered_slot(std::string_view call, const void *addr,
                                   std::string_view what) const;
     [[noreturn]] void fail_collective(int culprit, std::string_view call,
@@ -85,8 +94,8 @@ class Runtime {
     BsmpQueue queue_;
     std::vector<DestOps> ops_;
     std::uint64_t superstep_ = 0;
-    int tagsize_ = 0;
-    int tagsize_request_ = -1;
+    std::int64_t tagsize_ = 0;
+    std::int64_t tagsize_request_ = -1;
     std::chrono::steady_clock::time_point start_;
 };
 

@@ -9,6 +9,16 @@ foreach(p ${BSP_TEST_PROGRAMS})
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
 endforeach()
 
+# Programs with the opt-in 64-bit sizes of bsp.h: the same libbsp, its BSPLIB_1.1 symbols.
+set(BSP_WIDE_TEST_PROGRAMS wide misuse_wide)
+foreach(p ${BSP_WIDE_TEST_PROGRAMS})
+  add_executable(bsptest_${p} ${BSP_PROG_DIR}/${p}.c)
+  target_compile_definitions(bsptest_${p} PRIVATE BSP_WIDE_TYPES)
+  target_link_libraries(bsptest_${p} PRIVATE bsp)
+  set_target_properties(bsptest_${p} PROPERTIES OUTPUT_NAME ${p}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
+endforeach()
+
 add_executable(bsptest_cxx_api ${BSP_PROG_DIR}/cxx_api.cpp)
 target_link_libraries(bsptest_cxx_api PRIVATE bsp)
 set_target_properties(bsptest_cxx_api PROPERTIES OUTPUT_NAME cxx_api
@@ -17,12 +27,13 @@ set_target_properties(bsptest_cxx_api PROPERTIES OUTPUT_NAME cxx_api
 add_executable(userlib_program_tests
   ${BSP_PROG_DIR}/program_runner.cpp
   ${BSP_PROG_DIR}/program_test.cpp
+  ${BSP_PROG_DIR}/wide_test.cpp
 )
 target_link_libraries(userlib_program_tests PRIVATE GTest::gtest_main)
 target_compile_definitions(userlib_program_tests PRIVATE
   BSP_PROGRAMS_DIR="${CMAKE_BINARY_DIR}/userlib-test-programs"
   BSP_EXAMPLES_DIR="${CMAKE_BINARY_DIR}/examples")
-foreach(p ${BSP_TEST_PROGRAMS} cxx_api)
+foreach(p ${BSP_TEST_PROGRAMS} ${BSP_WIDE_TEST_PROGRAMS} cxx_api)
   add_dependencies(userlib_program_tests bsptest_${p})
 endforeach()
 foreach(ex inprod sort matvec)
