@@ -367,7 +367,8 @@ TEST(Bsprun, ProcessWithAnotherJobTokenIsRefused) {
     std::regex want(
         "bsprun: refused a control connection that is not from this job\n"
         "launch_probe: bsp: process 1: the job coordinator at unix:\\S+/control refused this "
-        "process \\(another job's coordinator, or a wrong BSP_JOB\\)\n"
+        "process: it is the coordinator of another job \\(job token mismatch\\); BSP_JOB or "
+        "BSP_RENDEZVOUS of this process is wrong\n"
         "bsprun: process 1 exited with status 2 before joining the job\n");
     EXPECT_TRUE(std::regex_match(r.err, want)) << r.err;
 }

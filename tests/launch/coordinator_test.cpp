@@ -219,6 +219,13 @@ TEST_F(CoordinatorTest, StrangersAreRefused) {
     make(2);
     procs[2].hello(0, 2, "wrong-token");
     pump();
+    auto m = procs[2].receive();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->type, wire::Type::refused);
+    wire::Decoder d(m->body);
+    EXPECT_EQ(d.u32(), static_cast<std::uint32_t>(wire::Refusal::other_job));
+    EXPECT_EQ(d.string(), "it is the coordinator of another job (job token mismatch)");
+    EXPECT_EQ(procs[2].welcomes, 0);
     EXPECT_TRUE(procs[2].closed_by_peer()) << "closed without a welcome";
     EXPECT_EQ(coordinator->state(), Coordinator::State::running);
     EXPECT_FALSE(coordinator->has_joined(0));

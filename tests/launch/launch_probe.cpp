@@ -141,6 +141,16 @@ int main(int argc, char **argv) {
         }
         action = "gather";
     }
+    if (action == "joinlate") {  // joinlate K S: process K (bsprun or Slurm) joins S s late
+        const char *me = std::getenv("BSP_PID");
+        if (me == nullptr) {
+            me = std::getenv("SLURM_PROCID");
+        }
+        if (me != nullptr && std::atoi(me) == arg(1)) {
+            ::usleep(static_cast<useconds_t>(std::atof(args[2].c_str()) * 1e6));
+        }
+        action = "gather";
+    }
     std::unique_ptr<Session> s;
     try {
         s = Session::join_from_environment();

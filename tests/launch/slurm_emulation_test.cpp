@@ -13,6 +13,7 @@
 
 #include "process_harness.hpp"
 #include "rendezvous_address.hpp"
+#include "slurm_step.hpp"
 
 namespace {
 
@@ -30,8 +31,8 @@ unsigned long fresh_job_id() {
 }
 
 std::vector<Spec> tasks(int ntasks, std::vector<std::string> probe_args,
-                        std::vector<std::string> extra_env = {}, int started = -1) {
-    unsigned long job = fresh_job_id();
+                        std::vector<std::string> extra_env = {}, int started = -1,
+                        unsigned long job = fresh_job_id()) {
     std::vector<Spec> specs;
     for (int i = 0; i < (started < 0 ? ntasks : started); ++i) {
         Spec s;
@@ -120,6 +121,61 @@ TEST(SlurmEmulation, TakenPortIsAClearError) {
                   " (set BSP_RENDEZVOUS to choose another address): bind TCP "
                   "port " +
                   std::to_string(port) + ": Address already in use\n");
+}
+
+// Two steps on one node whose job ids give the same derived port. The first step's task 0
+// listens there; the second step's task 0 finds the port taken, its task 1 reaches the
+// first step's coordinator, which refuses it (another job token). Both fail at once with an
+// error that says what to do; the first step is not disturbed.
+TEST(SlurmEmulation, DerivedPortCollisionIsAClearError) {
+    unsigned long job = fresh_job_id();
+    unsigned long other = job + bsp::launch::kSlurmPortModulus;
+    int port = bsp::launch::slurm_rendezvous_port(job, 0);
+    ASSERT_EQ(port, bsp::launch::slurm_rendezvous_port(other, 0));
+    // The first step's task 1 joins 3 s late, so its coordinator listens all that time;
+    // the second step's task 0 starts listening 1 s late, after the first step's.
+    auto first = tasks(2, {"joinlate", "1", "3"}, {}, -1, job);
+    auto second = tasks(2, {"joinlate", "0", "1"}, {}, -1, other);
+    auto results = run_all({first[0], first[1], second[0], second[1]});
+    expect_clean(results);
+    for (int i : {0, 1}) {
+        EXPECT_EQ(results[static_cast<std::size_t>(i)].status, 0);
+        EXPECT_EQ(results[static_cast<std::size_t>(i)].out,
+                  "process " + std::to_string(i) + " of 2: 1 rounds ok\n");
+    }
+    EXPECT_EQ(results[0].err, "bsp: refused a control connection that is not from this job\n");
+    EXPECT_EQ(results[1].err, "");
+    const std::string hint =
+        "; another job step uses the port derived from its Slurm job and step ids: give this "
+        "step a free one with BSP_RENDEZVOUS=tcp:HOST:PORT, or let Slurm reserve ports for it "
+        "(srun --resv-ports, or MpiParams=ports=... in slurm.conf)\n";
+    const std::string address = "tcp:localhost:" + std::to_string(port);
+    EXPECT_EQ(results[2].status, 2);
+    EXPECT_EQ(results[2].err, "launch_probe: bsp: Slurm task 0 cannot listen for the job at " +
+                                  address + ": bind TCP port " + std::to_string(port) +
+                                  ": Address already in use" + hint);
+    EXPECT_EQ(results[3].status, 2);
+    EXPECT_EQ(results[3].err, "launch_probe: bsp: process 1: the job coordinator at " + address +
+                                  " refused this process: it is the coordinator of another job "
+                                  "(job token mismatch)" +
+                                  hint);
+}
+
+// With SLURM_STEP_RESV_PORTS the step listens on the first port Slurm reserved for it.
+TEST(SlurmEmulation, ReservedPortIsUsed) {
+    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:x:0"));
+    int port = bsp::launch::bound_tcp_port(holder.get());
+    holder.reset();  // a free port (for the moment), as Slurm would reserve one
+    auto specs =
+        tasks(3, {"gather", "2"},
+              {"SLURM_STEP_RESV_PORTS=" + std::to_string(port) + "-" + std::to_string(port + 1)});
+    auto results = run_all(specs);
+    expect_clean(results);
+    for (int i = 0; i < 3; ++i) {
+        const Result &r = results[static_cast<std::size_t>(i)];
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.out, "process " + std::to_string(i) + " of 3: 2 rounds ok\n");
+    }
 }
 
 TEST(SlurmEmulation, ListenerThatIsNotACoordinatorIsAClearError) {

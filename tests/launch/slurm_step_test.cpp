@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 
 namespace {
@@ -26,11 +28,46 @@ TEST(SlurmHostList, MalformedListsAreErrors) {
 }
 
 TEST(SlurmPort, DerivedFromJobAndStep) {
-    EXPECT_EQ(slurm_rendezvous_port(1234, 0), 20672);  // 10000 + 78976 mod 22768
-    EXPECT_EQ(slurm_rendezvous_port(1234, 1), 20673);
+    EXPECT_EQ(slurm_rendezvous_port(1234, 0), 20723);  // 10000 + 78976 mod 22751
+    EXPECT_EQ(slurm_rendezvous_port(1234, 1), 20724);
     EXPECT_EQ(slurm_rendezvous_port(0, 0), 10000);
-    EXPECT_EQ(slurm_rendezvous_port(355, 47), 32767);  // 64*355+47 = 22767
-    EXPECT_EQ(slurm_rendezvous_port(355, 48), 10000);
+    EXPECT_EQ(slurm_rendezvous_port(355, 30), 32750);  // 64*355+30 = 22750
+    EXPECT_EQ(slurm_rendezvous_port(355, 31), 10000);
+    // Large ids do not overflow 64 * job_id.
+    EXPECT_EQ(slurm_rendezvous_port(UINT64_MAX, 0),
+              10000 + (64 * (UINT64_MAX % kSlurmPortModulus)) % kSlurmPortModulus);
+}
+
+// The old modulus 22768 = 16 * 1423 gave jobs 1423 apart the same port. Now steps 0..63 of
+// any 355 consecutive job ids all get different ports, and steps 0 of two jobs share one
+// only when the ids differ by a multiple of 22751.
+TEST(SlurmPort, NoCollisionsAmongNearbyJobs) {
+    for (std::uint64_t base : {0ull, 1ull, 1000ull, 123456789ull}) {
+        std::set<std::uint16_t> seen;
+        for (std::uint64_t job = base; job < base + 355; ++job) {
+            for (std::uint64_t step = 0; step < 64; ++step) {
+                auto port = slurm_rendezvous_port(job, step);
+                EXPECT_GE(port, 10000);
+                EXPECT_LE(port, 32750);
+                EXPECT_TRUE(seen.insert(port).second) << "job " << job << " step " << step;
+            }
+        }
+    }
+    EXPECT_NE(slurm_rendezvous_port(5000, 0), slurm_rendezvous_port(5000 + 1423, 0));
+    EXPECT_NE(slurm_rendezvous_port(5000, 0), slurm_rendezvous_port(5000 + 16 * 1423, 0));
+    for (std::uint64_t k = 1; k < kSlurmPortModulus; ++k) {
+        ASSERT_NE(slurm_rendezvous_port(5000, 0), slurm_rendezvous_port(5000 + k, 0)) << k;
+    }
+    EXPECT_EQ(slurm_rendezvous_port(5000, 0), slurm_rendezvous_port(5000 + kSlurmPortModulus, 0));
+}
+
+TEST(SlurmPort, FirstReservedPort) {
+    EXPECT_EQ(first_reserved_port("12000-12003"), 12000);
+    EXPECT_EQ(first_reserved_port("12007,12010-12011"), 12007);
+    EXPECT_EQ(first_reserved_port("65535"), 65535);
+    for (const char *bad : {"", "-12000", "x", "12000x-12003", "0", "65536", " 12000"}) {
+        EXPECT_THROW(first_reserved_port(bad), std::invalid_argument) << bad;
+    }
 }
 
 class SlurmEnvironment : public ::testing::Test {
@@ -41,7 +78,7 @@ class SlurmEnvironment : public ::testing::Test {
         for (const char *v :
              {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS", "SLURM_JOB_ID", "SLURM_JOBID",
               "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST",
-              "SLURM_NODELIST", "BSP_RENDEZVOUS"}) {
+              "SLURM_NODELIST", "SLURM_STEP_RESV_PORTS", "BSP_RENDEZVOUS"}) {
             ::unsetenv(v);
         }
     }
@@ -69,10 +106,27 @@ TEST_F(SlurmEnvironment, StepVariables) {
     EXPECT_EQ(s->job_id, 1234u);
     EXPECT_EQ(s->step_id, 1u);
     EXPECT_EQ(s->token, "slurm-1234.1");
-    EXPECT_EQ(s->rendezvous.to_string(), "tcp:cn05:20673");
+    EXPECT_EQ(s->rendezvous.to_string(), "tcp:cn05:20724");
+    EXPECT_EQ(s->source, SlurmStep::Source::derived);
 
+    // A port Slurm reserved for the step wins over the derived one.
+    ::setenv("SLURM_STEP_RESV_PORTS", "12031-12032", 1);
+    s = SlurmStep::from_environment();
+    EXPECT_EQ(s->rendezvous.to_string(), "tcp:cn05:12031");
+    EXPECT_EQ(s->source, SlurmStep::Source::reserved);
+    ::setenv("SLURM_STEP_RESV_PORTS", "none", 1);
+    try {
+        SlurmStep::from_environment();
+        ADD_FAILURE() << "a malformed SLURM_STEP_RESV_PORTS must be an error";
+    } catch (const std::runtime_error &e) {
+        EXPECT_STREQ(e.what(), "bsp: SLURM_STEP_RESV_PORTS: 'none' does not start with a port");
+    }
+
+    // BSP_RENDEZVOUS wins over both.
     ::setenv("BSP_RENDEZVOUS", "tcp:head:4000", 1);
-    EXPECT_EQ(SlurmStep::from_environment()->rendezvous.to_string(), "tcp:head:4000");
+    s = SlurmStep::from_environment();
+    EXPECT_EQ(s->rendezvous.to_string(), "tcp:head:4000");
+    EXPECT_EQ(s->source, SlurmStep::Source::variable);
 }
 
 TEST_F(SlurmEnvironment, BadValuesAreErrors) {

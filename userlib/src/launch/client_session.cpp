@@ -47,7 +47,8 @@ void signal_eventfd(int fd) {
 
 ClientSession::ClientSession(int pid, int nprocs, const std::string &token, UniqueFd connection,
                              std::unique_ptr<SessionCompanion> companion,
-                             std::chrono::milliseconds welcome_timeout, const std::string &where)
+                             std::chrono::milliseconds welcome_timeout, const std::string &where,
+                             const std::string &other_job_hint)
     : pid_(pid),
       nprocs_(nprocs),
       connection_(std::move(connection)),
@@ -74,10 +75,19 @@ ClientSession::ClientSession(int pid, int nprocs, const std::string &token, Uniq
         return;
     }
     bool refused = ended_;
+    auto refusal = refusal_;
     lock.unlock();
     signal_eventfd(stop_.get());
     watcher_.join();
     std::string who = "bsp: process " + std::to_string(pid) + ": ";
+    if (refusal) {
+        std::string hint;
+        if (refusal->first == static_cast<std::uint32_t>(wire::Refusal::other_job)) {
+            hint = other_job_hint;
+        }
+        throw std::runtime_error(who + "the job coordinator at " + where +
+                                 " refused this process: " + refusal->second + hint);
+    }
     if (refused) {
         throw std::runtime_error(who + "the job coordinator at " + where +
                                  " refused this process (another job's coordinator, or a "
@@ -133,6 +143,11 @@ void ClientSession::watch() {
                     case wire::Type::welcome:
                         welcomed_ = true;
                         break;
+                    case wire::Type::refused: {
+                        std::uint32_t why = d.u32();
+                        refusal_.emplace(why, d.string());
+                        break;
+                    }
                     case wire::Type::gathered:
                         gathered_ = std::move(m->body);
                         break;

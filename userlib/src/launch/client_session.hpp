@@ -5,11 +5,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "session.hpp"
@@ -36,10 +38,12 @@ class ClientSession final : public Session {
     // Sends the hello over an established connection, starts watching it and waits until
     // the coordinator accepts this process (at most welcome_timeout). Throws
     // std::runtime_error when the coordinator refuses it or does not answer; where is the
-    // coordinator's address for those messages.
+    // coordinator's address for those messages, other_job_hint what to add when the
+    // address leads to another job's coordinator (which variable to fix).
     ClientSession(int pid, int nprocs, const std::string &token, UniqueFd connection,
                   std::unique_ptr<SessionCompanion> companion,
-                  std::chrono::milliseconds welcome_timeout, const std::string &where);
+                  std::chrono::milliseconds welcome_timeout, const std::string &where,
+                  const std::string &other_job_hint = {});
     ~ClientSession() override;
 
     int pid() const override { return pid_; }
@@ -70,6 +74,7 @@ class ClientSession final : public Session {
     std::optional<std::vector<std::byte>> gathered_;
     std::optional<int> ack_status_;
     bool welcomed_ = false;
+    std::optional<std::pair<std::uint32_t, std::string>> refusal_;  // refused: why
     bool finished_ = false;
     bool ended_ = false;  // torn down or coordinator lost
     bool lost_ = false;   // the coordinator went away without a word

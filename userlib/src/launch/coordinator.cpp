@@ -158,18 +158,34 @@ void Coordinator::dispatch(Connection &c, wire::Message &m) {
     }
 }
 
+void Coordinator::refuse(Connection &c, wire::Refusal why, const std::string &reason) {
+    auto body = wire::Encoder().u32(static_cast<std::uint32_t>(why)).string(reason).data();
+    wire::send_message(c.fd.get(), wire::Type::refused, body);
+    c.closed = true;
+    c.fd.reset();
+}
+
 void Coordinator::on_hello(Connection &c, const wire::Message &m) {
     wire::Decoder d(m.body);
     std::uint32_t version = d.u32();
+    if (version != wire::kVersion) {
+        std::fprintf(stderr, "%s: refused a control connection of protocol version %u\n",
+                     options_.name.c_str(), version);
+        refuse(c, wire::Refusal::version,
+               "it speaks control protocol version " + std::to_string(wire::kVersion) +
+                   ", this process version " + std::to_string(version));
+        return;
+    }
     std::uint32_t pid = d.u32();
     std::uint32_t nprocs = d.u32();
     std::string token = d.string();
-    if (version != wire::kVersion || token != options_.token) {
-        // Not a process of this job (a stray or stale process): refuse it quietly.
+    if (token != options_.token) {
+        // Not a process of this job (a stray or stale process, or another job that
+        // derived the same address): refuse it, this job goes on.
         std::fprintf(stderr, "%s: refused a control connection that is not from this job\n",
                      options_.name.c_str());
-        c.closed = true;
-        c.fd.reset();
+        refuse(c, wire::Refusal::other_job,
+               "it is the coordinator of another job (job token mismatch)");
         return;
     }
     std::string problem;
@@ -183,8 +199,7 @@ void Coordinator::on_hello(Connection &c, const wire::Message &m) {
         problem = "two processes joined with the same pid " + std::to_string(pid);
     }
     if (!problem.empty()) {
-        c.closed = true;
-        c.fd.reset();
+        refuse(c, wire::Refusal::membership, problem);
         if (state_ == State::running) {
             tear_down_internal({-1, 1, options_.name + ": " + problem}, nullptr);
         }

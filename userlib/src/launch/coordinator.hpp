@@ -88,6 +88,8 @@ class Coordinator {
     void read_from(Connection &c);
     void dispatch(Connection &c, wire::Message &m);
     void on_hello(Connection &c, const wire::Message &m);
+    // Tells a process why its hello is refused and closes its connection.
+    void refuse(Connection &c, wire::Refusal why, const std::string &reason);
     void on_allgather(Connection &c, wire::Message &m);
     void on_finish(Connection &c);
     void on_abort(Connection &c, const wire::Message &m);

@@ -102,11 +102,27 @@ class InProcessCoordinator final : public SessionCompanion {
     CoordinatorThread thread_;
 };
 
+// What to fix when the step's address leads to another job's coordinator, or is taken.
+std::string slurm_address_hint(const SlurmStep &step) {
+    switch (step.source) {
+        case SlurmStep::Source::variable:
+            return "; BSP_RENDEZVOUS leads to another job";
+        case SlurmStep::Source::reserved:
+            return "; the port comes from SLURM_STEP_RESV_PORTS: something outside Slurm's "
+                   "reservation uses it, set BSP_RENDEZVOUS=tcp:HOST:PORT to another";
+        case SlurmStep::Source::derived:
+            break;
+    }
+    return "; another job step uses the port derived from its Slurm job and step ids: give "
+           "this step a free one with BSP_RENDEZVOUS=tcp:HOST:PORT, or let Slurm reserve "
+           "ports for it (srun --resv-ports, or MpiParams=ports=... in slurm.conf)";
+}
+
 std::unique_ptr<Session> join_slurm(const SlurmStep &step) {
     if (step.procid != 0) {
-        return std::make_unique<ClientSession>(step.procid, step.ntasks, step.token,
-                                               reach(step.rendezvous, step.procid), nullptr,
-                                               env::join_timeout(), step.rendezvous.to_string());
+        return std::make_unique<ClientSession>(
+            step.procid, step.ntasks, step.token, reach(step.rendezvous, step.procid), nullptr,
+            env::join_timeout(), step.rendezvous.to_string(), slurm_address_hint(step));
     }
     UniqueFd listener;
     try {
@@ -115,9 +131,14 @@ std::unique_ptr<Session> join_slurm(const SlurmStep &step) {
             listener = listen_on(step.rendezvous);
         }
     } catch (const std::system_error &e) {
+        if (step.source == SlurmStep::Source::variable) {
+            throw std::runtime_error(
+                "bsp: Slurm task 0 cannot listen for the job at " + step.rendezvous.to_string() +
+                " (set BSP_RENDEZVOUS to choose another address): " + e.what());
+        }
         throw std::runtime_error("bsp: Slurm task 0 cannot listen for the job at " +
-                                 step.rendezvous.to_string() +
-                                 " (set BSP_RENDEZVOUS to choose another address): " + e.what());
+                                 step.rendezvous.to_string() + ": " + e.what() +
+                                 slurm_address_hint(step));
     }
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
@@ -163,8 +184,9 @@ std::unique_ptr<Session> Session::join_from_environment() {
         }
         RendezvousAddress address = parse_address(required(env::kRendezvous));
         std::string token = required(env::kJob);
-        return std::make_unique<ClientSession>(pid, nprocs, token, reach(address, pid), nullptr,
-                                               env::join_timeout(), address.to_string());
+        return std::make_unique<ClientSession>(
+            pid, nprocs, token, reach(address, pid), nullptr, env::join_timeout(),
+            address.to_string(), "; BSP_JOB or BSP_RENDEZVOUS of this process is wrong");
     }
     if (auto step = SlurmStep::from_environment()) {
         return join_slurm(*step);

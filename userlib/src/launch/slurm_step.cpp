@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 namespace bsp::launch {
 
@@ -77,7 +78,22 @@ std::string first_host_of(std::string_view list) {
 }
 
 std::uint16_t slurm_rendezvous_port(std::uint64_t job_id, std::uint64_t step_id) {
-    return static_cast<std::uint16_t>(10000 + (64 * job_id + step_id) % 22768);
+    // Reduced first: 64 * job_id must not wrap around for large ids.
+    std::uint64_t v =
+        (64 * (job_id % kSlurmPortModulus) + step_id % kSlurmPortModulus) % kSlurmPortModulus;
+    return static_cast<std::uint16_t>(10000 + v);
+}
+
+std::uint16_t first_reserved_port(std::string_view ports) {
+    std::size_t end = ports.find_first_of(",-");
+    std::string_view first = ports.substr(0, end);
+    unsigned v = 0;
+    auto [stop, ec] = std::from_chars(first.data(), first.data() + first.size(), v);
+    if (first.empty() || ec != std::errc() || stop != first.data() + first.size() || v == 0 ||
+        v > 65535) {
+        throw std::invalid_argument("'" + std::string(ports) + "' does not start with a port");
+    }
+    return static_cast<std::uint16_t>(v);
 }
 
 std::optional<SlurmStep> SlurmStep::from_environment() {
@@ -113,6 +129,7 @@ std::optional<SlurmStep> SlurmStep::from_environment() {
         } catch (const std::invalid_argument &e) {
             throw std::runtime_error(std::string("bsp: BSP_RENDEZVOUS: ") + e.what());
         }
+        s.source = Source::variable;
         return s;
     }
     const char *nodes =
@@ -127,7 +144,17 @@ std::optional<SlurmStep> SlurmStep::from_environment() {
     } catch (const std::invalid_argument &e) {
         throw std::runtime_error(std::string("bsp: ") + name + ": " + e.what());
     }
+    if (const char *reserved = std::getenv("SLURM_STEP_RESV_PORTS")) {
+        try {
+            s.rendezvous.port = first_reserved_port(reserved);
+        } catch (const std::invalid_argument &e) {
+            throw std::runtime_error(std::string("bsp: SLURM_STEP_RESV_PORTS: ") + e.what());
+        }
+        s.source = Source::reserved;
+        return s;
+    }
     s.rendezvous.port = slurm_rendezvous_port(s.job_id, s.step_id);
+    s.source = Source::derived;
     return s;
 }
 

@@ -82,7 +82,7 @@ std::optional<Message> Reader::next() {
     std::uint32_t type = get_u32(p);
     std::uint32_t len = get_u32(p + 4);
     if (type < static_cast<std::uint32_t>(Type::hello) ||
-        type > static_cast<std::uint32_t>(Type::welcome)) {
+        type > static_cast<std::uint32_t>(Type::refused)) {
         throw std::runtime_error("control protocol: unknown message type " + std::to_string(type));
     }
     if (len > kMaxBody) {

@@ -27,6 +27,14 @@ enum class Type : std::uint32_t {
     teardown = 7,   // coordinator -> process: the job is over, exit with this status
     abort_ack = 8,  // coordinator -> aborting process: handled, exit with this status
     welcome = 9,    // coordinator -> process: the hello was accepted
+    refused = 10,   // coordinator -> process: the hello was refused: Refusal, reason text
+};
+
+// Why a coordinator refused a hello (the body of `refused` starts with it).
+enum class Refusal : std::uint32_t {
+    other_job = 1,   // another job's token: the address leads to another job's coordinator
+    version = 2,     // another control protocol version
+    membership = 3,  // wrong process count, pid out of range or taken (the job ends)
 };
 
 struct Message {
