@@ -1,4 +1,5 @@
-// The C++ layer (bsp.hpp): typed registrations, spans, RAII, BSMP messages.
+// The C++ layer (bsp.hpp): typed registrations, spans, RAII, BSMP messages. Built twice:
+// with the int API (cxx_api) and with -DBSP_WIDE_TYPES (cxx_api_wide), same output.
 #include <bsp.hpp>
 
 #include <cstdio>
@@ -32,7 +33,7 @@ int main() {
         for (int t = 0; t < p; ++t) {
             if (t == s)
                 std::printf("[%d] sum %.1f, left's entry %.1f, %d message of %d bytes, tag %d\n", s,
-                            sum, from_left, n, bytes, tag);
+                            sum, from_left, static_cast<int>(n), static_cast<int>(bytes), tag);
             std::fflush(stdout);
             bsp::sync();
         }

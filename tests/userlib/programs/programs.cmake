@@ -23,6 +23,11 @@ add_executable(bsptest_cxx_api ${BSP_PROG_DIR}/cxx_api.cpp)
 target_link_libraries(bsptest_cxx_api PRIVATE bsp)
 set_target_properties(bsptest_cxx_api PROPERTIES OUTPUT_NAME cxx_api
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
+add_executable(bsptest_cxx_api_wide ${BSP_PROG_DIR}/cxx_api.cpp)
+target_compile_definitions(bsptest_cxx_api_wide PRIVATE BSP_WIDE_TYPES)
+target_link_libraries(bsptest_cxx_api_wide PRIVATE bsp)
+set_target_properties(bsptest_cxx_api_wide PROPERTIES OUTPUT_NAME cxx_api_wide
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
 
 add_executable(userlib_program_tests
   ${BSP_PROG_DIR}/program_runner.cpp
@@ -33,7 +38,7 @@ target_link_libraries(userlib_program_tests PRIVATE GTest::gtest_main)
 target_compile_definitions(userlib_program_tests PRIVATE
   BSP_PROGRAMS_DIR="${CMAKE_BINARY_DIR}/userlib-test-programs"
   BSP_EXAMPLES_DIR="${CMAKE_BINARY_DIR}/examples")
-foreach(p ${BSP_TEST_PROGRAMS} ${BSP_WIDE_TEST_PROGRAMS} cxx_api)
+foreach(p ${BSP_TEST_PROGRAMS} ${BSP_WIDE_TEST_PROGRAMS} cxx_api cxx_api_wide)
   add_dependencies(userlib_program_tests bsptest_${p})
 endforeach()
 foreach(ex inprod sort matvec)

@@ -124,3 +124,16 @@ INSTANTIATE_TEST_SUITE_P(
                        "BSPlib error: bsp_move on process 2: negative reception size "
                        "-2147483649"}),
     [](const ::testing::TestParamInfo<WideMisuseCase> &i) { return std::string(i.param.name); });
+
+TEST(WideTypes, CxxLayerOverTheWideEntryPoints) {
+    // cxx_api.cpp built with -DBSP_WIDE_TYPES: bsp.hpp calls bsp_put_wide and the others.
+    auto r = run_wide("cxx_api_wide", 3);
+    EXPECT_EQ(r.out,
+              "[0] sum 4.5, left's entry 0.0, 1 message of 8 bytes, tag 102\n"
+              "[1] sum 4.5, left's entry 1.5, 1 message of 8 bytes, tag 100\n"
+              "[2] sum 4.5, left's entry 3.0, 1 message of 8 bytes, tag 101\n");
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_FALSE(r.leftovers);
+}
