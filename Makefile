@@ -24,14 +24,14 @@ DEPS := build-essential cmake pkg-config git ca-certificates \
 	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc \
 	openmpi-bin libopenmpi-dev
 
-.PHONY: all kernel ebpf user deps check check-style check-unit check-fuzz \
+.PHONY: all kernel ebpf user deps check check-style check-unit check-unit-tsan check-fuzz \
 	check-vm check-vm-selftest demo vm-shell clean help
 
 all: kernel ebpf user compile_commands.json
 
 help:
 	@echo "targets: all (default) kernel ebpf user deps check demo vm-shell clean"
-	@echo "check parts: check-style check-unit check-fuzz check-vm check-vm-selftest"
+	@echo "check parts: check-style check-unit check-unit-tsan check-fuzz check-vm check-vm-selftest"
 
 kernel:
 	$(MAKE) -C kernel KVER=$(KVER)
@@ -52,12 +52,13 @@ deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "make deps installs Debian packages: run it as root"; exit 1; fi
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS)
 
-# The whole suite: quality gates, unit tests under ASan/UBSan, bounded fuzzing,
-# VM integration cases and the harness self-test. Ends with "N passed, N failed".
+# The whole suite: quality gates, unit tests under ASan/UBSan (those with threads also
+# under TSan), bounded fuzzing, VM integration cases and the harness self-test.
+# Ends with "N passed, N failed".
 check: all
 	tests/check.sh all
 
-check-style check-unit check-fuzz check-vm check-vm-selftest: all
+check-style check-unit check-unit-tsan check-fuzz check-vm check-vm-selftest: all
 	tests/check.sh $(patsubst check-%,%,$@)
 
 demo: all

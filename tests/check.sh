@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages and ends with one summary line "N passed, N failed".
-#   tests/check.sh all | style | unit | fuzz | vm | vm-selftest ...
+#   tests/check.sh all | style | unit | unit-tsan | fuzz | vm | vm-selftest ...
 # Every stage runs even when an earlier one failed; the exit status is non-zero if
 # anything failed. See Documentation/testing.rst.
 set -uo pipefail
@@ -107,6 +107,27 @@ stage_unit() {
 	record unit ${counts% *} ${counts#* }
 }
 
+# The tests labelled "threads" (ctest -L threads) in a ThreadSanitizer build: only the
+# target threads_tests is built (tests/launch/CMakeLists.txt). Any report fails the test:
+# halt_on_error makes the process exit non-zero, and the tests check exit statuses and
+# standard error exactly.
+stage_unit_tsan() {
+	banner "unit-tsan: tests labelled 'threads' under ThreadSanitizer"
+	local out counts
+	if ! cmake -S tests -B "$build/tsan" -DCMAKE_BUILD_TYPE=Debug -DBSP_SANITIZE=thread >/dev/null ||
+		! cmake --build "$build/tsan" -j"$jobs" --target threads_tests; then
+		record unit-tsan 0 1
+		return
+	fi
+	out=$(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+		ctest --test-dir "$build/tsan" -L threads --output-on-failure -j"$jobs" --timeout 300 2>&1)
+	printf '%s\n' "$out" >"$build/tsan/ctest.log"
+	printf '%s\n' "$out" | grep -vE '^ *Start +[0-9]+:|^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'
+	echo "(full log: $build/tsan/ctest.log)"
+	counts=$(ctest_counts "$out")
+	record unit-tsan ${counts% *} ${counts#* }
+}
+
 stage_fuzz() {
 	banner "fuzz: libFuzzer targets, ${fuzz_seconds}s each"
 	local pass=0 fail=0 f name
@@ -164,10 +185,11 @@ stage_vm_selftest() {
 
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(all)
-if [ "${stages[0]}" = all ]; then stages=(style unit fuzz vm vm-selftest); fi
+if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz vm vm-selftest); fi
 for s in "${stages[@]}"; do
 	case $s in
 	style | unit | fuzz | vm) "stage_$s" ;;
+	unit-tsan) stage_unit_tsan ;;
 	vm-selftest) stage_vm_selftest ;;
 	*) echo "unknown stage: $s" >&2; exit 2 ;;
 	esac
