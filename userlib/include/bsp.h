@@ -20,12 +20,6 @@
 #ifndef BSP_H
 #define BSP_H
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#define BSPLIB_VERSION 1998 /* the standard this header follows */
-
 /* bsp_size_t: the type of sizes, offsets and counts; BSP_WIDE(name) binds a function
  * with sizes to its wide symbol name_wide (nothing without BSP_WIDE_TYPES). */
 #ifdef BSP_WIDE_TYPES
@@ -40,6 +34,12 @@ typedef int64_t bsp_size_t; /* signed: bsp_get_tag and bsp_hpmove report -1 */
 typedef int bsp_size_t;
 #define BSP_WIDE(name)
 #endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BSPLIB_VERSION 1998 /* the standard this header follows */
 
 /*
  * Registration identifiers and the remote source of a get are addresses that libbsp
