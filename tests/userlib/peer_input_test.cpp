@@ -116,4 +116,70 @@ TEST(PeerInput, UnitsOutOfOrderCompleteTheStream) {
     EXPECT_EQ(rt.get_tag(nullptr), -1);
 }
 
+// Found by messaging_fuzz: a tag size request below -1 (-1: bsp_set_tagsize not called)
+// was accepted from a peer's barrier contribution.
+TEST(PeerInput, NegativeTagSizeRequestIsRejected) {
+    std::vector<std::optional<Contribution>> known(2);
+    Contribution c;
+    c.row = {0, 0};
+    c.tagsize_request = -2;
+    known[1] = c;
+    const auto msg = encode_barrier(0, 1, known);
+    std::vector<std::optional<Contribution>> got(2);
+    Reader r(msg);
+    read_header(r);
+    EXPECT_THROW(decode_barrier(r, got), ProtocolError);
+    EXPECT_FALSE(got[1].has_value());
+}
+
+// Process 1's stream of superstep 0: the given units, announced in its barrier and counts.
+std::deque<std::vector<std::byte>> stream_of(std::vector<std::vector<std::byte>> units) {
+    std::deque<std::vector<std::byte>> script{peer_barrier(0), peer_counts(0, 1)};
+    for (auto &u : units)
+        script.push_back(std::move(u));
+    return script;
+}
+
+// A BSMP message whose tag is longer than the job's tag size (0 here): bsp_get_tag copied
+// the peer's 8 tag bytes into the caller's buffer of tag-size bytes.
+TEST(PeerInput, BsmpTagOfAnotherSizeIsRejected) {
+    UnitPacker packer(0, 256);
+    std::vector<std::byte> tag_and_payload(12, std::byte{1});
+    packer.add(RecordKind::Send, 8, 0, tag_and_payload);
+    ScriptedPeer peer(stream_of(packer.finish()));
+    Runtime rt(0, 2, &peer, {});
+    EXPECT_THROW(rt.sync("bsp_sync"), ProtocolError);
+}
+
+// The first unit of a 100-byte message announced as the whole stream: the message was
+// queued with the bytes that came (or fewer than its tag, making its payload length
+// wrap around).
+TEST(PeerInput, BsmpMessageCutShortIsRejected) {
+    UnitPacker packer(0, 64);
+    std::vector<std::byte> data(100, std::byte{3});
+    packer.add(RecordKind::Send, 0, 0, data);
+    auto units = packer.finish();
+    ASSERT_GE(units.size(), 2u);
+    units.resize(1);
+    set_u32(units[0], kMsgHeaderBytes, 1);
+    ScriptedPeer peer(stream_of(std::move(units)));
+    Runtime rt(0, 2, &peer, {});
+    EXPECT_THROW(rt.sync("bsp_sync"), ProtocolError);
+}
+
+// A message claiming 4 GiB - 16 bytes in a stream of one small unit: the receiver reserved
+// what the record claimed.
+TEST(PeerInput, BsmpMessageLengthBeyondItsStreamIsRejected) {
+    UnitPacker packer(0, 256);
+    std::vector<std::byte> data(8, std::byte{3});
+    packer.add(RecordKind::Send, 0, 0, data);
+    auto units = packer.finish();
+    ASSERT_EQ(units.size(), 1u);
+    // The record's total length follows its kind, a and b (1 + 4 + 8 bytes).
+    set_u32(units[0], kUnitHeaderBytes + 13, 0xfffffff0u);
+    ScriptedPeer peer(stream_of(std::move(units)));
+    Runtime rt(0, 2, &peer, {});
+    EXPECT_THROW(rt.sync("bsp_sync"), ProtocolError);
+}
+
 }  // namespace

@@ -74,6 +74,8 @@ void decode_barrier(Reader &r, std::vector<std::optional<Contribution>> &known) 
             throw ProtocolError("barrier contribution of unknown kind");
         c.kind = static_cast<SyncKind>(kind);
         c.tagsize_request = r.get<std::int32_t>();
+        if (c.tagsize_request < -1)  // -1: bsp_set_tagsize not called
+            throw ProtocolError("barrier contribution with a negative tag size");
         c.row.assign(nprocs, 0);
         for (std::size_t j = 0; j < nprocs; j += 8) {
             auto bits = r.get<std::uint8_t>();
@@ -151,12 +153,28 @@ void UnitPacker::open_unit() {
     w.put<std::uint32_t>(0);  // number of units, patched by finish()
 }
 
+void write_record_header(Writer &w, RecordKind kind, std::uint32_t a, std::uint64_t b,
+                         std::uint64_t total, std::uint64_t chunk_off, std::uint32_t len) {
+    const bool wide = record_header_bytes(total) == kWideRecordHeaderBytes;
+    w.put<std::uint8_t>(
+        static_cast<std::uint8_t>(static_cast<std::uint8_t>(kind) | (wide ? kRecordWideFlag : 0)));
+    w.put<std::uint32_t>(a);
+    w.put<std::uint64_t>(b);
+    if (wide) {
+        w.put<std::uint64_t>(total);
+        w.put<std::uint64_t>(chunk_off);
+    } else {
+        w.put<std::uint32_t>(static_cast<std::uint32_t>(total));
+        w.put<std::uint32_t>(static_cast<std::uint32_t>(chunk_off));
+    }
+    w.put<std::uint32_t>(len);
+}
+
 void UnitPacker::add(RecordKind kind, std::uint32_t a, std::uint64_t b,
                      std::span<const std::byte> data) {
     std::size_t off = 0;
     bool fresh = !combine_;
     const std::size_t header = record_header_bytes(data.size());
-    const bool wide = header == kWideRecordHeaderBytes;
     do {
         if (fresh || units_.empty() || units_.back().size() + header + 1 > unit_bytes_)
             open_unit();
@@ -165,18 +183,8 @@ void UnitPacker::add(RecordKind kind, std::uint32_t a, std::uint64_t b,
         const std::size_t room = unit_bytes_ - u.size() - header;
         const std::size_t len = std::min(room, data.size() - off);
         Writer w(u);
-        w.put<std::uint8_t>(static_cast<std::uint8_t>(static_cast<std::uint8_t>(kind) |
-                                                      (wide ? kRecordWideFlag : 0)));
-        w.put<std::uint32_t>(a);
-        w.put<std::uint64_t>(b);
-        if (wide) {
-            w.put<std::uint64_t>(data.size());
-            w.put<std::uint64_t>(off);
-        } else {
-            w.put<std::uint32_t>(static_cast<std::uint32_t>(data.size()));
-            w.put<std::uint32_t>(static_cast<std::uint32_t>(off));
-        }
-        w.put<std::uint32_t>(static_cast<std::uint32_t>(len));  // len < unit_bytes_ < 2^32
+        // len < unit_bytes_ < 2^32
+        write_record_header(w, kind, a, b, data.size(), off, static_cast<std::uint32_t>(len));
         w.bytes(data.subspan(off, len));
         off += len;
     } while (off < data.size());
