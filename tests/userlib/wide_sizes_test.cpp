@@ -128,6 +128,30 @@ TEST(WideSizes, WideRecordChunkDecodes) {
     EXPECT_EQ(rec->chunk[9], std::byte{10});
 }
 
+TEST(WideSizes, RecordHeadersRoundTrip) {
+    // What UnitPacker writes for a chunk of a record of 4 GiB + 10 bytes, and of one of
+    // 4 GiB - 1 bytes (narrow), decoded back field by field.
+    for (const std::uint64_t total : {k4G + 10, k4G - 1}) {
+        std::vector<std::byte> unit;
+        Writer w(unit);
+        write_header(w, {MsgType::Data, 5, 0});
+        w.put<std::uint32_t>(1);
+        write_record_header(w, RecordKind::Reply, 9, 2 * k4G, total, total - 7, 7);
+        EXPECT_EQ(unit.size(), kUnitHeaderBytes + record_header_bytes(total));
+        for (int i = 0; i < 7; ++i)
+            w.put<std::uint8_t>(static_cast<std::uint8_t>(0xa0 + i));
+        auto rec = first_record(unit);
+        ASSERT_TRUE(rec.has_value());
+        EXPECT_EQ(rec->kind, RecordKind::Reply);
+        EXPECT_EQ(rec->a, 9u);
+        EXPECT_EQ(rec->b, 2 * k4G);
+        EXPECT_EQ(rec->total, total);
+        EXPECT_EQ(rec->chunk_off, total - 7);
+        ASSERT_EQ(rec->chunk.size(), 7u);
+        EXPECT_EQ(rec->chunk[6], std::byte{0xa6});
+    }
+}
+
 TEST(WideSizes, NarrowRecordChunkDecodesAsBefore) {
     auto unit = unit_with_record(static_cast<std::uint8_t>(RecordKind::Send), false, 0xffffffff,
                                  0xfffffff0, 15);

@@ -85,6 +85,11 @@ inline constexpr std::size_t record_header_bytes(std::uint64_t total) {
 }
 inline constexpr std::size_t kUnitHeaderBytes = kMsgHeaderBytes + 4;
 
+// The header of one record chunk (record_header_bytes(total) bytes; chunk_off <= total),
+// followed in the unit by the chunk's len bytes.
+void write_record_header(Writer &w, RecordKind kind, std::uint32_t a, std::uint64_t b,
+                         std::uint64_t total, std::uint64_t chunk_off, std::uint32_t len);
+
 // Repackaging: packs the records for one destination into units of at most unit_bytes,
 // splitting records across units where they do not fit. A stream holds at most 2^32 - 1
 // units (the unit index is a u32): more throws ProtocolError rather than wrapping.
