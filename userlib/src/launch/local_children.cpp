@@ -144,10 +144,4 @@ void LocalChildren::wait_all() {
     }
 }
 
-std::size_t LocalChildren::unreaped() const {
-    std::lock_guard lock(mutex_);
-    return static_cast<std::size_t>(
-        std::count_if(children_.begin(), children_.end(), [](const Child &c) { return !c.gone; }));
-}
-
 }  // namespace bsp::launch

@@ -36,8 +36,6 @@ class LocalChildren final : public PollSource {
     void end_all(Clock::time_point deadline);
     // Blocks until every child has ended and been reaped.
     void wait_all();
-    // Children not reaped yet (still running, or ended and not yet waited for).
-    std::size_t unreaped() const;
 
   private:
     struct Child {
@@ -49,7 +47,7 @@ class LocalChildren final : public PollSource {
     // waitpid(WNOHANG) for one child; the caller holds mutex_.
     void poll_child(Child &c);
 
-    mutable std::mutex mutex_;
+    std::mutex mutex_;
     std::condition_variable changed_;
     std::vector<Child> children_;
 };
