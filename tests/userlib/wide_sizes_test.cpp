@@ -191,11 +191,12 @@ TEST(WideSizes, MalformedWideRecordsAreRejected) {
 
 TEST(WideSizes, IntResultsAreNeverCut) {
     using bsp::capi::reported;
-    EXPECT_EQ(reported<int>("bsp_qsize", 1, 2147483647, "x"), 2147483647);
-    EXPECT_EQ(reported<std::int64_t>("bsp_qsize", 1, 3000000000, "x"), 3000000000);
+    EXPECT_EQ(reported<int>("bsp_qsize", 1, 2147483647, "the queue holds", "payload bytes"),
+              2147483647);
+    EXPECT_EQ(reported<std::int64_t>("bsp_qsize", 1, 3000000000, "the queue holds", "messages"),
+              3000000000);
     try {
-        reported<int>("bsp_get_tag", 2, 2147483648,
-                      "the first message has 2147483648 payload bytes");
+        reported<int>("bsp_get_tag", 2, 2147483648, "the first message has", "payload bytes");
         FAIL() << "cut to an int";
     } catch (const Misuse &m) {
         EXPECT_STREQ(m.what(),

@@ -354,10 +354,8 @@ void qsize(const char *call, T *nmessages, T *accum_nbytes) {
         bsp::rt::Runtime &rt = running(call);
         std::int64_t n = 0, bytes = 0;
         rt.qsize(&n, &bytes);
-        const T rn =
-            reported<T>(call, rt.pid(), n, "the queue holds " + std::to_string(n) + " messages");
-        const T rb = reported<T>(call, rt.pid(), bytes,
-                                 "the queue holds " + std::to_string(bytes) + " payload bytes");
+        const T rn = reported<T>(call, rt.pid(), n, "the queue holds", "messages");
+        const T rb = reported<T>(call, rt.pid(), bytes, "the queue holds", "payload bytes");
         if (nmessages)
             *nmessages = rn;
         if (accum_nbytes)
@@ -372,8 +370,7 @@ void get_tag(const char *call, T *status, void *tag) {
         if (status == nullptr)
             throw Misuse(call, rt.pid(), "status pointer is NULL");
         const std::int64_t len = rt.get_tag(tag);
-        *status = reported<T>(call, rt.pid(), len,
-                              "the first message has " + std::to_string(len) + " payload bytes");
+        *status = reported<T>(call, rt.pid(), len, "the first message has", "payload bytes");
     });
 }
 
@@ -383,8 +380,7 @@ T hpmove(const char *call, void **tag_ptr, void **payload_ptr) {
         bsp::rt::Runtime &rt = running(call);
         // Checked before the message leaves the queue: an error leaves it in place.
         const std::int64_t len = rt.get_tag(nullptr);
-        const T result = reported<T>(
-            call, rt.pid(), len, "the first message has " + std::to_string(len) + " payload bytes");
+        const T result = reported<T>(call, rt.pid(), len, "the first message has", "payload bytes");
         rt.hpmove(tag_ptr, payload_ptr);
         return result;
     });

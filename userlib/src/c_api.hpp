@@ -34,13 +34,13 @@ void get_tag(const char *call, T *status, void *tag);
 template <typename T>
 T hpmove(const char *call, void **tag_ptr, void **payload_ptr);
 
-// value as T, or Misuse when T (the int of the 1998 API) cannot hold it. what describes
-// the value: "the queue holds 3000000000 payload bytes".
+// value as T, or Misuse when T (the int of the 1998 API) cannot hold it; the reason reads
+// "<before> <value> <after>", e.g. "the queue holds 3000000000 payload bytes, ...".
 template <typename T>
-T reported(const char *call, int pid, std::int64_t value, const std::string &what) {
+T reported(const char *call, int pid, std::int64_t value, const char *before, const char *after) {
     if (value > std::numeric_limits<T>::max())
         throw rt::Misuse(call, pid,
-                         what +
+                         std::string(before) + " " + std::to_string(value) + " " + after +
                              ", more than an int can report (compile the program with "
                              "-DBSP_WIDE_TYPES for 64-bit sizes)");
     return static_cast<T>(value);
