@@ -259,6 +259,12 @@ void drain(int fd, wire::Reader &r) {
                             fail("gathered body with trailing bytes");
                         break;
                     }
+                    case wire::Type::refused:
+                        d.u32();
+                        d.string();
+                        if (!d.done())
+                            fail("refused body is not a reason code and a text");
+                        break;
                     case wire::Type::hello:
                     case wire::Type::allgather:
                     case wire::Type::finish:

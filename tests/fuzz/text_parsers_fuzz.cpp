@@ -5,7 +5,8 @@
 //   1  parse_rails (BSP_UDP_RAILS, userlib/src/udp_rails.cpp): at most 8 rails, none empty;
 //   2  RendezvousAddress::parse (BSP_RENDEZVOUS, bsprun --rendezvous): to_string() of what
 //      it accepts parses back to the same address (hosts without brackets);
-//   3  first_host_of (SLURM_STEP_NODELIST, userlib/src/launch/slurm_step.cpp);
+//   3  first_host_of, first_reserved_port (SLURM_STEP_NODELIST, SLURM_STEP_RESV_PORTS;
+//      userlib/src/launch/slurm_step.cpp);
 //   4  split_words / shell_quote (bsprun --launch, tools/bsprun/job_plan.cpp):
 //      split_words(shell_quote(w)) is exactly {w};
 //   5  bsprun's command line (parse_options, words separated by NUL bytes; --hostfile is
@@ -81,6 +82,11 @@ void nodelist(const std::string &s) {
             fail("first_host_of returned an empty host", s);
     } catch (const std::invalid_argument &) {
     }
+    try {
+        if (bsp::launch::first_reserved_port(s) == 0)
+            fail("first_reserved_port returned port 0", s);
+    } catch (const std::invalid_argument &) {
+    }
 }
 
 void words(const std::string &s) {
@@ -119,8 +125,8 @@ void command_line(const std::string &s) {
         return;
     if (o.nprocs < 1)
         fail("parse_options accepted a job without processes", s);
-    if (o.nprocs > 64)
-        return;  // bsprun would plan that many processes: not a parser question
+    if (o.nprocs > 8)
+        o.nprocs = 8;  // planning more processes checks nothing more, only slower
     bsprun::JobPlan plan;
     try {
         plan = bsprun::plan_job(o, "unix:/tmp/fuzz.sock", "token", "/tmp/a dir");
