@@ -157,6 +157,22 @@ static int bsp_set_expect(struct bsp_sock *bs, const struct bsp_expect *e)
 	return err;
 }
 
+/* The channel table is sized when bind creates the transport. */
+static int bsp_set_channels(struct bsp_sock *bs, u32 val)
+{
+	int err = 0;
+
+	if (!val || val > BSP_GROUP_MAX)
+		return -EINVAL;
+	lock_sock(&bs->sk);
+	if (bs->tp)
+		err = -EBUSY;
+	else
+		bs->chans = val;
+	release_sock(&bs->sk);
+	return err;
+}
+
 int bsp_setsockopt(struct socket *sock, int level, int optname,
 		   sockptr_t optval, unsigned int optlen)
 {
@@ -200,8 +216,15 @@ int bsp_setsockopt(struct socket *sock, int level, int optname,
 			return -EFAULT;
 		WRITE_ONCE(bs->recv_epoch, !!val);
 		return 0;
+	case BSP_CHANNELS:
+		if (optlen != sizeof(val))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		return bsp_set_channels(bs, val);
 	case BSP_EPOCH:
 	case BSP_SOCK_STATS:
+	case BSP_PROTO_STATS:
 		return -EPERM;	/* read-only */
 	default:
 		return -ENOPROTOOPT;
@@ -280,6 +303,14 @@ int bsp_getsockopt(struct socket *sock, int level, int optname,
 		rate = READ_ONCE(bs->pacing_rate);
 		src = &rate;
 		size = sizeof(rate);
+		break;
+	case BSP_CHANNELS:
+		lock_sock(&bs->sk);
+		val = bs->tp ? bsp_transport_channels(bs->tp) :
+		      bs->chans ?: READ_ONCE(bsp_max_chans);
+		release_sock(&bs->sk);
+		src = &val;
+		size = sizeof(val);
 		break;
 	case BSP_RECVEPOCH:
 		ival = READ_ONCE(bs->recv_epoch);

@@ -359,7 +359,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.flags = BSPE_CFG_AUTO_OPEN;
 	if (bsp_checksum)
 		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
-	cfg.max_chans = bsp_max_chans;
+	cfg.max_chans = bs->chans ?: bsp_max_chans;
 	mtu = min_t(u32, bsp_rails_mtu(bn), U16_MAX);
 	cfg.frag_size = mtu - BSPE_HDR_LEN;
 	cfg.max_msg = BSP_MSG_MAX;
@@ -373,13 +373,15 @@ int bsp_transport_create(struct bsp_sock *bs)
 	if (!size)
 		return -EINVAL;
 
-	tp = kzalloc(sizeof(*tp), GFP_KERNEL);
+	tp = kzalloc(sizeof(*tp), GFP_KERNEL_ACCOUNT);
 	if (!tp)
 		return -ENOMEM;
-	tp->mem = kvzalloc(size, GFP_KERNEL);
+	/* sized by the socket's owner (BSP_CHANNELS): charged to its cgroup */
+	tp->mem = kvzalloc(size, GFP_KERNEL_ACCOUNT);
 	tp->slots = kvcalloc((size_t)cfg.max_chans * cfg.msg_wnd,
-			     sizeof(*tp->slots), GFP_KERNEL);
-	tp->chans = kvcalloc(cfg.max_chans, sizeof(*tp->chans), GFP_KERNEL);
+			     sizeof(*tp->slots), GFP_KERNEL_ACCOUNT);
+	tp->chans = kvcalloc(cfg.max_chans, sizeof(*tp->chans),
+			     GFP_KERNEL_ACCOUNT);
 	if (!tp->mem || !tp->slots || !tp->chans)
 		goto nomem;
 	spin_lock_init(&tp->lock);
@@ -537,6 +539,11 @@ void bsp_transport_consumed(struct bsp_sock *bs, u32 bytes)
 	if (tp->ep)
 		bspe_rx_consumed(tp->ep, bytes, bsp_now());
 	bsp_unlock_flush(tp);
+}
+
+u32 bsp_transport_channels(const struct bsp_transport *tp)
+{
+	return tp->max_chans;
 }
 
 int bsp_transport_set_group(struct bsp_sock *bs)

@@ -34,6 +34,7 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 void bsp_transport_consumed(struct bsp_sock *bs, u32 bytes);
 
 /* Superstep interface (sockopt.c); lock_sock held. */
+u32 bsp_transport_channels(const struct bsp_transport *tp);
 int bsp_transport_set_group(struct bsp_sock *bs);
 void bsp_transport_superstep_done(struct bsp_sock *bs, u32 epoch);
 int bsp_transport_expect(struct bsp_sock *bs, const struct bsp_expect *e);

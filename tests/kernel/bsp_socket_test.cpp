@@ -455,6 +455,54 @@ void test_many_senders() {
     close(rx);
 }
 
+// BSP_CHANNELS sizes the channel table before bind: a group with more remote members
+// than the module's max_chans is refused (ENOBUFS) unless the socket asked for more.
+void test_channels() {
+    unsigned def = 0;
+    FILE *f = std::fopen("/sys/module/af_bsp/parameters/max_chans", "r");
+    CHECK(f != nullptr);
+    if (f) {
+        CHECK_EQ(std::fscanf(f, "%u", &def), 1);
+        std::fclose(f);
+    }
+    const uint32_t members = def + 4;
+    std::vector<uint8_t> g(sizeof(bsp_group) + members * sizeof(bsp_endpoint));
+    auto *grp = reinterpret_cast<bsp_group *>(g.data());
+    grp->count = members;
+    for (uint32_t i = 0; i < members; ++i)
+        grp->members[i] = {1000, uint16_t(100 + i), 0};  // a remote node: one channel each
+
+    int a = socket(ktest::family(), SOCK_RDM, 0);
+    uint32_t v = 0;
+    socklen_t vl = sizeof(v);
+    CHECK_EQ(getsockopt(a, SOL_BSP, BSP_CHANNELS, &v, &vl), 0);
+    CHECK_EQ(vl, sizeof(v));
+    CHECK_EQ(v, def);
+    v = 0;
+    CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_CHANNELS, &v, sizeof(v)), EINVAL);
+    v = BSP_GROUP_MAX + 1;
+    CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_CHANNELS, &v, sizeof(v)), EINVAL);
+    v = members;
+    CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_CHANNELS, &v, sizeof(uint16_t)), EINVAL);
+    CHECK_EQ(setsockopt(a, SOL_BSP, BSP_CHANNELS, &v, sizeof(v)), 0);
+    v = 0;
+    CHECK_EQ(getsockopt(a, SOL_BSP, BSP_CHANNELS, &v, &vl), 0);
+    CHECK_EQ(v, members);
+    sockaddr_bsp any = addr(BSP_NODE_LOCAL, BSP_PORT_ANY);
+    CHECK_EQ(bind(a, sa(&any), sizeof(any)), 0);
+    v = 0;
+    CHECK_EQ(getsockopt(a, SOL_BSP, BSP_CHANNELS, &v, &vl), 0);
+    CHECK_EQ(v, members);
+    v = 2 * members;
+    CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_CHANNELS, &v, sizeof(v)), EBUSY);
+    CHECK_EQ(setsockopt(a, SOL_BSP, BSP_GROUP, g.data(), socklen_t(g.size())), 0);
+    close(a);
+
+    int b = bound_socket(0);
+    CHECK_ERRNO(setsockopt(b, SOL_BSP, BSP_GROUP, g.data(), socklen_t(g.size())), ENOBUFS);
+    close(b);
+}
+
 void test_superstep_options() {
     int a = bound_socket(0);
     int b = bound_socket(0);
@@ -709,6 +757,7 @@ const std::map<std::string, std::function<void()>> kTests = {
     {"flow_control", test_flow_control},
     {"many_senders", test_many_senders},
     {"superstep_options", test_superstep_options},
+    {"channels", test_channels},
     {"close_with_data", test_close_with_data},
 };
 

@@ -94,11 +94,26 @@ class AfBspTransport final : public Transport {
 
 }  // namespace
 
-AfBspEndpoint::AfBspEndpoint() {
+AfBspEndpoint::AfBspEndpoint(int peers) {
     family_ = module_family();
     fd_ = socket(family_, SOCK_RDM | SOCK_CLOEXEC, 0);
     if (fd_ < 0)
         throw std::runtime_error("AF_BSP socket: " + errno_text(errno));
+    // Every other process of the job gets a channel (the module's default table may be
+    // smaller than a large job); sized before bind, when the kernel allocates it.
+    __u32 chans = 0;
+    socklen_t clen = sizeof chans;
+    if (getsockopt(fd_, SOL_BSP, BSP_CHANNELS, &chans, &clen) == 0 && peers > 0 &&
+        chans < static_cast<__u32>(peers)) {
+        const __u32 want = static_cast<__u32>(peers);
+        if (setsockopt(fd_, SOL_BSP, BSP_CHANNELS, &want, sizeof want) != 0) {
+            const int e = errno;
+            close(fd_);
+            fd_ = -1;
+            throw std::runtime_error("AF_BSP setsockopt BSP_CHANNELS " + std::to_string(want) +
+                                     ": " + errno_text(e));
+        }
+    }
     sockaddr_bsp a = address(family_, BSP_NODE_LOCAL, BSP_PORT_ANY);
     if (bind(fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
         const int e = errno;

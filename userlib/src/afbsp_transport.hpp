@@ -18,8 +18,10 @@ namespace bsp::rt {
 class AfBspEndpoint {
   public:
     // Throws std::runtime_error with the reason when AF_BSP is not usable here (module
-    // not loaded, socket or bind refused).
-    AfBspEndpoint();
+    // not loaded, socket or bind refused). The socket can talk to `peers` remote
+    // sockets at a time (BSP_CHANNELS is raised before bind when the module's default
+    // is smaller).
+    explicit AfBspEndpoint(int peers);
     AfBspEndpoint(AfBspEndpoint &&o) noexcept;
     AfBspEndpoint &operator=(AfBspEndpoint &&) = delete;
     AfBspEndpoint(const AfBspEndpoint &) = delete;

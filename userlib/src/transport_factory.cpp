@@ -57,7 +57,7 @@ std::unique_ptr<Transport> open_transport(TransportChoice choice, launch::Sessio
     std::string afbsp_error;
     if (choice != TransportChoice::Udp) {
         try {
-            afbsp.emplace();
+            afbsp.emplace(session.nprocs() - 1);
         } catch (const std::exception &e) {
             afbsp_error = e.what();
         }

@@ -95,6 +95,13 @@ struct sockaddr_bsp {
  * structure and optlen says how much was written (like TCP_INFO).
  */
 #define BSP_PROTO_STATS		8
+/*
+ * BSP_CHANNELS (set before bind, get; __u32): the number of remote sockets
+ * this socket can exchange messages with at a time (the size of its
+ * protocol channel table, 1..BSP_GROUP_MAX; memory grows with it). The
+ * default is the module parameter max_chans. Set on a bound socket: EBUSY.
+ */
+#define BSP_CHANNELS		9
 
 /* Limit of BSP_GROUP members. */
 #define BSP_GROUP_MAX		4096U
