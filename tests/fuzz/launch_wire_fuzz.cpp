@@ -7,7 +7,7 @@
 //      hold exactly the bytes not yet returned;
 //   1  bodies: raw bytes through wire::Decoder the way the coordinator and the processes
 //      decode hello, abort, teardown and gathered bodies (std::runtime_error only), and a
-//      round trip Encoder -> Decoder of fuzzer-chosen values;
+//      round trip Encoder -> send_message -> Reader -> Decoder of fuzzer-chosen values;
 //   2  a coordinator of 1 to 3 processes with up to 3 adopted connections, each fed
 //      well-formed messages with fuzzer-chosen fields (hello, allgather, finish, abort),
 //      raw bytes, or a close: no exception may leave handle(), every message it sends
@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -180,6 +181,16 @@ void bodies(FuzzedDataProvider &in) {
                 fail("encoder/decoder round trip");
         if (d.bytes() != tail || !d.done())
             fail("encoder/decoder round trip of bytes");
+        // And as the body of a message through send_message and the Reader.
+        SocketPair sp;
+        if (!wire::send_message(sp.a.get(), wire::Type::allgather, e.data()))
+            fail("send_message of a small body failed");
+        wire::Reader r;
+        std::optional<wire::Message> m;
+        while (!m && r.fill(sp.b.get()) == wire::Reader::Fill::data)
+            m = r.next();
+        if (!m || m->type != wire::Type::allgather || m->body != e.data() || r.next())
+            fail("send_message/Reader round trip");
         return;
     }
     const auto body = to_bytes(in.ConsumeRemainingBytes<std::uint8_t>());
