@@ -49,8 +49,13 @@ State &state() {
     std::_Exit(EXIT_FAILURE);
 }
 
+// The job is being ended by another process (an abort or a death): leave quietly through
+// the session, which exits with the job's status (and, in process 0 of spawn_local, waits
+// for the other processes first).
 [[noreturn]] void torn_down() {
     std::fflush(nullptr);
+    if (state().session)
+        state().session->abort("");
     std::_Exit(EXIT_FAILURE);
 }
 
