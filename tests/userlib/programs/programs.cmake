@@ -46,7 +46,11 @@ foreach(ex inprod sort matvec)
     add_dependencies(userlib_program_tests bsp_example_${ex})
   endif()
 endforeach()
-gtest_discover_tests(userlib_program_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
+gtest_discover_tests(userlib_program_tests DISCOVERY_TIMEOUT 30
+  PROPERTIES TIMEOUT 120 LABELS threads)
+if(TARGET threads_tests)
+  add_dependencies(threads_tests userlib_program_tests)
+endif()
 
 # Also run the programs under bsprun (launcher engineer's tools/bsprun) when it is part
 # of the build; tools/ is configured after userlib/, hence the deferred call.
