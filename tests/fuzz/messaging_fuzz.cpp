@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -385,7 +386,7 @@ struct QsizeArg<void (C::*)(A *, A *) const> {
 };
 using QsizeInt = QsizeArg<decltype(&Runtime::qsize)>::type;
 
-void drain_queue(Runtime &rt, std::size_t tag_bytes) {
+void drain_queue(Runtime &rt, std::size_t tag_bytes, bool hp) {
     QsizeInt count = 0, total = 0;
     rt.qsize(&count, &total);
     if (count < 0 || total < 0)
@@ -400,7 +401,20 @@ void drain_queue(Runtime &rt, std::size_t tag_bytes) {
             fail("get_tag answered two lengths");
         sum += len;
         auto payload = std::make_unique<std::byte[]>(static_cast<std::size_t>(len));
-        rt.move("bsp_move", payload.get(), len);
+        if (hp) {  // bsp_hpmove: pointers into the queue, read through here
+            void *tag_at = nullptr, *payload_at = nullptr;
+            if (rt.hpmove(&tag_at, &payload_at) != len)
+                fail("hpmove answered another length than get_tag");
+            if (static_cast<std::byte *>(payload_at) !=
+                static_cast<std::byte *>(tag_at) + tag_bytes)
+                fail("hpmove's payload does not follow its tag");
+            if (tag_bytes)
+                std::memcpy(tag.get(), tag_at, tag_bytes);
+            if (len)
+                std::memcpy(payload.get(), payload_at, static_cast<std::size_t>(len));
+        } else {
+            rt.move("bsp_move", payload.get(), len);
+        }
     }
     if (sum != total)
         fail("queue payload total differs from the sum of its messages");
@@ -441,7 +455,7 @@ void runtime_mode(FuzzedDataProvider &in) {
             rt.set_tagsize("bsp_set_tagsize", new_tag);
         std::size_t tag_in_step = static_cast<std::size_t>(rt.tagsize());
         rt.sync("bsp_sync");
-        drain_queue(rt, tag_in_step);
+        drain_queue(rt, tag_in_step, op_mask & 16);
         for (int j = 0; j < nprocs; ++j) {
             if (j == pid)
                 continue;
@@ -462,10 +476,10 @@ void runtime_mode(FuzzedDataProvider &in) {
         }
         tag_in_step = static_cast<std::size_t>(rt.tagsize());
         rt.sync("bsp_sync");
-        drain_queue(rt, tag_in_step);
+        drain_queue(rt, tag_in_step, op_mask & 16);
         tag_in_step = static_cast<std::size_t>(rt.tagsize());
         rt.sync("bsp_end", SyncKind::End);
-        drain_queue(rt, tag_in_step);
+        drain_queue(rt, tag_in_step, op_mask & 16);
     } catch (const ProtocolError &) {
     } catch (const TornDown &) {
     } catch (const Misuse &) {
