@@ -65,6 +65,17 @@ for t in udp afbsp; do
 done
 
 # auto picks AF_BSP when every node has it
+# BSP_WIDE_TYPES: puts, gets and BSMP at offsets beyond 2^31 and 2^32 of 4 GiB areas
+# (MAP_NORESERVE: only touched pages cost memory) between the nodes, over AF_BSP.
+WIDE=$TREE/userlib-test-programs/wide
+[ -x "$WIDE" ] || fail "wide not built in $TREE"
+BSP_TRANSPORT=afbsp run4 "$WIDE" >"$tmp/out.wide" 2>&1 || { cat "$tmp/out.wide"; fail "wide over afbsp failed"; }
+expect_eq "$(grep -cE '^\[[0-3]\] (puts|gets) from [0-3]: [0-9]+ bytes.*, 0 wrong$' "$tmp/out.wide")" 8 \
+	"wide: puts and gets checked without a wrong byte"
+expect_eq "$(grep -c '2^40+[0-9]* length 5, 0 wrong, hpmove tag 2^40+[0-9]* length 6, 0 wrong, then -1$' "$tmp/out.wide")" 4 \
+	"wide: BSMP with 2^40 tags"
+log "wide types over afbsp: exact bytes at offsets above 4 GiB"
+
 BSP_VERBOSE=1 BSP_UDP_RAILS=eth0,eth1 run4 "$ALLSUMS" >/dev/null 2>"$tmp/err.auto" || fail "auto failed"
 grep -q "transport=afbsp" "$tmp/err.auto" || { cat "$tmp/err.auto"; fail "auto did not choose afbsp"; }
 log "auto chose afbsp"
