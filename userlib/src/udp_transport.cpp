@@ -135,10 +135,16 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     for (const auto &r : rail_addrs_)
         all_loopback = all_loopback && r.loopback;
     // Loopback carries 64 KiB datagrams: bigger fragments, far fewer system calls.
-    cfg_.frag_size = static_cast<u16>(all_loopback ? 16384 : 1500 - BSPE_HDR_LEN);
+    // Otherwise a packet must fit one Ethernet frame of 1500 bytes with its IPv4 and UDP
+    // headers (28 bytes): a larger one is cut into IP fragments, and losing either piece
+    // loses the packet (BSP_UDP_FRAG raises it for jumbo frames).
+    cfg_.frag_size = static_cast<u16>(all_loopback ? 16384 : 1500 - 28 - BSPE_HDR_LEN);
     if (const char *v = std::getenv("BSP_UDP_FRAG")) {
-        const long f = std::strtol(v, nullptr, 10);
-        if (f < 64 || f > static_cast<long>(kMaxDatagram - 28 - BSPE_HDR_LEN))
+        char *end = nullptr;
+        errno = 0;
+        const long f = std::strtol(v, &end, 10);
+        if (errno != 0 || end == v || *end != '\0' || f < 64 ||
+            f > static_cast<long>(kMaxDatagram - 28 - BSPE_HDR_LEN))
             throw std::runtime_error(std::string("BSP_UDP_FRAG=") + v +
                                      " is invalid (expected 64 to 65452 bytes)");
         cfg_.frag_size = static_cast<u16>(f);

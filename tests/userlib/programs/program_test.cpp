@@ -337,6 +337,18 @@ TEST(Programs, AfBspRequestedWithoutTheModuleIsAClearError) {
     expect_clean(r);
 }
 
+TEST(Programs, BadUdpFragmentSizeIsAClearError) {
+    for (const char *v : {"1400x", "", "63", "65453", "99999999999999999999"}) {
+        auto r = run("allsums_v1", 2, {}, {{"BSP_TRANSPORT", "udp"}, {"BSP_UDP_FRAG", v}});
+        EXPECT_EQ(r.err, std::string("BSPlib error: bsp_begin on process 0: BSP_UDP_FRAG=") + v +
+                             " is invalid (expected 64 to 65452 bytes)\n")
+            << "BSP_UDP_FRAG=" << v;
+        EXPECT_EQ(r.out, "");
+        EXPECT_NE(r.exit_status, 0);
+        expect_clean(r);
+    }
+}
+
 TEST(Programs, AutoChoosesUdpWithoutTheModule) {
     if (access("/sys/module/af_bsp/parameters/family", R_OK) == 0)
         GTEST_SKIP() << "the af_bsp module is loaded here";
