@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -100,6 +101,20 @@ ProgramResult run_program(const std::vector<std::string> &argv,
         reap();
     }
     return res;
+}
+
+std::vector<std::string> sorted_lines(const std::string &text) {
+    std::vector<std::string> lines;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos)
+            nl = text.size();
+        lines.push_back(text.substr(pos, nl - pos));
+        pos = nl + 1;
+    }
+    std::sort(lines.begin(), lines.end());
+    return lines;
 }
 
 }  // namespace bsp::test

@@ -20,4 +20,8 @@ ProgramResult run_program(const std::vector<std::string> &argv,
                           const std::vector<std::pair<std::string, std::string>> &env,
                           int timeout_seconds = 60, const std::string &stdin_text = "");
 
+// The lines of text, sorted: output of several processes compared as a set (their
+// lines may interleave differently from run to run).
+std::vector<std::string> sorted_lines(const std::string &text);
+
 }  // namespace bsp::test

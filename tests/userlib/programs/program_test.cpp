@@ -13,6 +13,7 @@
 
 using bsp::test::ProgramResult;
 using bsp::test::run_program;
+using bsp::test::sorted_lines;
 
 namespace {
 
@@ -246,20 +247,6 @@ INSTANTIATE_TEST_SUITE_P(Procs, Examples, ::testing::Values(1, 2, 5, 8));
 // The same programs, started by bsprun: the environment a launcher gives. bsprun relays
 // every process's output through its own pipe, so lines of different processes may be
 // interleaved differently from the order of the supersteps: compare them as sets.
-std::vector<std::string> sorted_lines(const std::string &text) {
-    std::vector<std::string> lines;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t nl = text.find('\n', pos);
-        if (nl == std::string::npos)
-            nl = text.size();
-        lines.push_back(text.substr(pos, nl - pos));
-        pos = nl + 1;
-    }
-    std::sort(lines.begin(), lines.end());
-    return lines;
-}
-
 class UnderBsprun : public ::testing::Test {
   protected:
     void SetUp() override {

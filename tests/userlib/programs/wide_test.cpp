@@ -13,6 +13,7 @@
 
 using bsp::test::ProgramResult;
 using bsp::test::run_program;
+using bsp::test::sorted_lines;
 
 namespace {
 
@@ -24,19 +25,6 @@ ProgramResult run_wide(const char *name, int nprocs, std::vector<std::string> ar
 
 // Processes print between the same syncs, so lines of different processes interleave
 // differently from run to run: compare them sorted.
-std::vector<std::string> sorted_lines(const std::string &text) {
-    std::vector<std::string> lines;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t nl = text.find('\n', pos);
-        if (nl == std::string::npos)
-            nl = text.size();
-        lines.push_back(text.substr(pos, nl - pos));
-        pos = nl + 1;
-    }
-    std::sort(lines.begin(), lines.end());
-    return lines;
-}
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
