@@ -296,6 +296,11 @@ void ClientSession::finish() {
     if (closed_) {
         throw std::logic_error("bsp::launch::Session::finish called twice");
     }
+    // What the program printed is written before the job can end around it.
+    std::fflush(nullptr);
+    if (companion_) {
+        companion_->before_finish();
+    }
     {
         std::lock_guard lock(send_mutex_);
         wire::send_message(connection_.get(), wire::Type::finish, {});

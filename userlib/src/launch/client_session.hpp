@@ -27,6 +27,9 @@ inline constexpr int kAbortStatus = 1;
 class SessionCompanion {
   public:
     virtual ~SessionCompanion() = default;
+    // In finish(), before this process says it finished: from then on the job may end
+    // (process 0 may exit) at any moment.
+    virtual void before_finish() {}
     // After finish() completed (the control connection is closed).
     virtual void after_finish() {}
     // Just before the process exits because of abort() or a teardown.

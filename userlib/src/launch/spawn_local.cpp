@@ -54,11 +54,15 @@ class SpawnParent final : public SessionCompanion {
     CoordinatorThread thread_;
 };
 
-// Pids 1..: die with the parent until the job has finished; afterwards they may
-// outlive it (the parent waits for them anyway).
+// Pids 1..: die with the parent until they finish the job; afterwards they may outlive
+// it (the parent waits for them anyway). The death signal goes before the child says it
+// finished: once every process has, process 0 may exit, and a child still between its
+// finish message and clearing the signal was killed before its exit flushed its output.
+// A process 0 that dies while the children finish still ends them: their control
+// connection closes.
 class SpawnChild final : public SessionCompanion {
   public:
-    void after_finish() override { ::prctl(PR_SET_PDEATHSIG, 0); }
+    void before_finish() override { ::prctl(PR_SET_PDEATHSIG, 0); }
 };
 
 Outcome describe_child_loss(LocalChildren &children, int pid) {
