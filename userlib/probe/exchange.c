@@ -1,5 +1,8 @@
 /* exchange: times a total exchange (or cyclic shift) of n bytes per pair of processes
- * with bsp_put, and checks every byte that arrived. One line of output from process 0:
+ * with bsp_put, and checks every byte that arrived. A superstep lasts until its last
+ * process has all its data: every process times its own bsp_sync, and a repetition
+ * counts as its slowest process (process 0 alone may be done long before the others,
+ * as in pid order, where every process sends to it first). One line from process 0:
  *   exchange total p=8 bytes=65536 reps=10 schedule=latin: 1234.5 us/superstep, ok
  * Usage: exchange [-n bytes per pair] [-r reps] [-c]   (-c: cyclic shift instead)
  * The destination schedule comes from BSP_SCHEDULE, as for any BSPlib program. */
@@ -19,13 +22,15 @@ static void spmd(void)
 {
     int p, s, r, t, i, bad = 0;
     unsigned char *out, *in;
-    double t0, elapsed;
+    double t0, elapsed, *mine, *all;
     bsp_begin(bsp_nprocs());
     p = bsp_nprocs();
     s = bsp_pid();
     out = malloc((size_t)nbytes * (size_t)p);
     in = malloc((size_t)nbytes * (size_t)p);
-    if (!out || !in)
+    mine = calloc((size_t)reps, sizeof(double));
+    all = calloc((size_t)reps * (size_t)p, sizeof(double));
+    if (!out || !in || !mine || !all)
         bsp_abort("exchange: process %d cannot allocate 2 x %d x %d bytes", s, p, nbytes);
     bsp_push_reg(in, nbytes * p);
     bsp_sync();
@@ -46,7 +51,7 @@ static void spmd(void)
             bsp_put(dst, out + (size_t)dst * nbytes, in, s * nbytes, nbytes);
         }
         bsp_sync();
-        elapsed += bsp_time() - t0;
+        mine[r] = bsp_time() - t0;
         for (t = 0; t < p; t++) {
             if (t == s || (cyclic && t != (s + p - 1) % p))
                 continue;
@@ -56,23 +61,38 @@ static void spmd(void)
     }
     {
         int *bads = calloc((size_t)p, sizeof(int));
+        if (!bads)
+            bsp_abort("exchange: process %d cannot allocate %d ints", s, p);
         bsp_push_reg(bads, p * (int)sizeof(int));
+        bsp_push_reg(all, reps * p * (int)sizeof(double));
         bsp_sync();
         bsp_put(0, &bad, bads, s * (int)sizeof(int), sizeof(int));
+        bsp_put(0, mine, all, s * reps * (int)sizeof(double), reps * (int)sizeof(double));
         bsp_sync();
         if (s == 0) {
             int total = 0;
             const char *sched = getenv("BSP_SCHEDULE");
             for (t = 0; t < p; t++)
                 total += bads[t];
+            elapsed = 0.0;
+            for (r = 0; r < reps; r++) {
+                double slowest = 0.0;
+                for (t = 0; t < p; t++)
+                    if (all[t * reps + r] > slowest)
+                        slowest = all[t * reps + r];
+                elapsed += slowest;
+            }
             printf("exchange %s p=%d bytes=%d reps=%d schedule=%s: %.1f us/superstep, %s\n",
                    cyclic ? "cyclic" : "total", p, nbytes, reps, sched ? sched : "latin",
                    elapsed / reps * 1e6, total == 0 ? "ok" : "CORRUPTED");
         }
+        bsp_pop_reg(all);
         bsp_pop_reg(bads);
         bsp_sync();
         free(bads);
     }
+    free(mine);
+    free(all);
     bsp_pop_reg(in);
     bsp_end();
     free(out);
