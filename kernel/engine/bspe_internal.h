@@ -172,6 +172,7 @@ struct bspe_ep {
 	u64	pace_tokens;		/* bytes */
 	u64	pace_last;
 	u64	pace_wake;		/* blocked by pacing until (0: not) */
+	u64	pace_fill_ns;		/* time to fill the burst at pace_bps */
 	u64	last_rx_any;		/* last DATA accepted on any channel */
 	u32	epoch;
 	u32	peer_epoch;		/* highest epoch seen from a member */

@@ -186,10 +186,17 @@ static int bspe_pace_ok(struct bspe_ep *ep, u64 now)
 		return 1;
 	burst = 4 * need;
 	dt = now - ep->pace_last;
-	if (dt > 16000000)
-		dt = 16000000;	/* 16 ms refill at most: no overflow */
-	ep->pace_tokens += bspe_div64(dt * ep->pace_bps,
-				      (u32)1000000000u);
+	/*
+	 * Refill by the time elapsed, at most the burst: a refill that comes
+	 * late or seldom (only the pacing timer drives a slow stream) must get
+	 * all the tokens of its interval. Below the time to fill the burst,
+	 * dt * pace_bps < burst * 10^9 (< 2^48): no overflow.
+	 */
+	if (dt >= ep->pace_fill_ns)
+		ep->pace_tokens = burst;
+	else
+		ep->pace_tokens += bspe_div64(dt * ep->pace_bps,
+					      (u32)1000000000u);
 	if (ep->pace_tokens > burst)
 		ep->pace_tokens = burst;
 	ep->pace_last = now;
@@ -212,6 +219,11 @@ void bspe_set_pacing(struct bspe_ep *ep, u64 bytes_per_sec, u64 now)
 	if (bytes_per_sec > (1ULL << 36))
 		bytes_per_sec = 1ULL << 36;
 	ep->pace_bps = bytes_per_sec;
+	if (bytes_per_sec)
+		ep->pace_fill_ns = bspe_div64_64(4ULL * (ep->cfg.frag_size +
+							  BSPE_HDR_LEN) *
+						 BSPE_NSEC_PER_SEC,
+						 bytes_per_sec);
 	ep->pace_tokens = 0;
 	ep->pace_last = now;
 	ep->pace_wake = 0;
@@ -436,11 +448,18 @@ void bspe_push_all(struct bspe_ep *ep, u64 now)
 /*
  * @ch may send more (a new message, freed window, a rail back). Paced,
  * every channel is served in submission order, so that @ch does not jump
- * ahead of older messages waiting for tokens.
+ * ahead of older messages waiting for tokens; while the tokens are out
+ * (before pace_wake) nothing could leave, and the pacing timer pushes every
+ * channel when they are back, so a kick costs nothing then.
  */
 void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
-	if (ep->pace_bps || ep->budget_blocked)
+	if (ep->pace_bps) {
+		if (!ep->pace_wake || now >= ep->pace_wake)
+			bspe_push_all(ep, now);
+		return;
+	}
+	if (ep->budget_blocked)
 		bspe_push_all(ep, now);
 	else
 		bspe_push(ep, ch, now);

@@ -296,6 +296,29 @@ TEST(Endpoint, PacingReleasesEveryWaitingChannel) {
     EXPECT_EQ(sim.total_stats().msgs_rx, 80u);
 }
 
+// A slow rate (a packet every 53 ms, longer than the engine's 16 ms refill step) holds:
+// the tokens a late or sparse refill finds must not be cut to 16 ms worth (a paced pid-order
+// total exchange ran at about half its rate that way).
+TEST(Endpoint, PacingHoldsSlowRates) {
+    Sim sim(net(2, 1), test_cfg());
+    uint64_t last_tx = 0, wire_bytes = 0;
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_DATA && w.src == 0) {
+            last_tx = sim.now();
+            wire_bytes += w.payload_len + BSPE_HDR_LEN;
+        }
+    };
+    const uint64_t rate = 20000;  // bytes/s: 1056-byte packets 52.8 ms apart
+    bspe_set_pacing(sim.node(0).ep(), rate, 0);
+    sim.send(0, 1, Sim::pattern(0, 1, 0, 100000));
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    // 100 packets: the last leaves at wire_bytes / rate, less the initial burst of 4
+    const uint64_t paced_ns = wire_bytes * 1000000000ull / rate;
+    EXPECT_GE(last_tx, paced_ns - 5 * 1056 * 1000000000ull / rate);
+    EXPECT_LE(last_tx, paced_ns + paced_ns / 50);
+}
+
 // Paced packets leave in the order their messages were submitted, across channels: a
 // messaging layer's destination schedule (latin square) survives pacing. Node 0 sends to
 // 3, then 1, then 2 (channel indices 2, 0, 1); the engine used to drain channels by index
