@@ -68,6 +68,46 @@ TEST(BsprunOptions, Errors) {
               "cannot read host file '/nonexistent/hosts': No such file or directory");
 }
 
+TEST(BsprunOptions, JobSizeAndTimesAreBounded) {
+    auto message = [](std::vector<std::string> args) {
+        try {
+            parse_options(args);
+        } catch (const UsageError &e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(parse_options({"-n", "65535", "p"}).nprocs, 65535);
+    EXPECT_EQ(message({"-n", "65536", "p"}), "-n 65536: at most 65535 processes are supported");
+    EXPECT_EQ(message({"-n", "2000000000", "p"}),
+              "-n 2000000000: at most 65535 processes are supported");
+    EXPECT_EQ(message({"-npes", "99999999999999999999999", "p"}),
+              "-npes 99999999999999999999999: at most 65535 processes are supported");
+    EXPECT_EQ(message({"-n2000000000", "p"}),
+              "-n 2000000000: at most 65535 processes are supported");
+    EXPECT_EQ(message({"--nprocs=70000", "p"}),
+              "--nprocs 70000: at most 65535 processes are supported");
+    EXPECT_EQ(message({"-n", "4x", "p"}), "-n expects a positive number of processes, not '4x'");
+    EXPECT_EQ(message({"-n", "0", "p"}), "-n expects a positive number of processes, not '0'");
+    EXPECT_EQ(message({"-n", "", "p"}), "-n expects a positive number of processes, not ''");
+
+    std::string many = "h";
+    for (int i = 1; i < 65536; ++i) {
+        many += ",h";
+    }
+    EXPECT_EQ(message({"--hosts", many, "p"}),
+              "the host list has 65536 entries: one process per entry would be more than the "
+              "65535 processes supported (give -n P)");
+    Options o = parse_options({"-n", "2", "--hosts", many, "p"});
+    EXPECT_EQ(o.nprocs, 2) << "a long host list is fine when -n says how many processes";
+    EXPECT_EQ(o.hosts.size(), 65536u);
+
+    EXPECT_EQ(parse_options({"-n", "1", "--timeout", "1e9", "p"}).timeout, 1e9);
+    EXPECT_EQ(message({"-n", "1", "--timeout", "1e300", "p"}),
+              "--timeout 1e300: at most 1000000000 seconds");
+    EXPECT_EQ(message({"-n", "1", "--grace=2e9", "p"}), "--grace 2e9: at most 1000000000 seconds");
+}
+
 TEST(BsprunOptions, Hostfile) {
     std::string file =
         std::filesystem::temp_directory_path() / ("bsprun-opt-hosts-" + std::to_string(::getpid()));

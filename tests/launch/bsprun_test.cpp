@@ -396,6 +396,12 @@ TEST(Bsprun, UsageErrorsAndVersion) {
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err,
               "bsprun: -n expects a positive number of processes, not '0'\nTry 'bsprun --help'.\n");
+    // Refused before anything is planned (it used to die of std::bad_alloc).
+    r = run({bsprun({"-n", "2000000000", PROBE_PATH})});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "bsprun: -n 2000000000: at most 65535 processes are supported\nTry 'bsprun "
+              "--help'.\n");
     r = run({bsprun({"--version"})});
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.out, "bsprun (AF_BSP) " BSPRUN_VERSION "\n");

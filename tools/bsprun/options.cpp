@@ -13,12 +13,18 @@ namespace bsprun {
 namespace {
 
 int parse_nprocs(const std::string &option, const std::string &value) {
-    int n = 0;
+    unsigned long long n = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || end != value.data() + value.size() || n < 1) {
+    const bool digits = !value.empty() && end == value.data() + value.size();
+    if (digits && (ec == std::errc::result_out_of_range ||
+                   (ec == std::errc() && n > static_cast<unsigned long long>(kMaxProcesses)))) {
+        throw UsageError(option + " " + value + ": at most " + std::to_string(kMaxProcesses) +
+                         " processes are supported");
+    }
+    if (ec != std::errc() || !digits || n < 1) {
         throw UsageError(option + " expects a positive number of processes, not '" + value + "'");
     }
-    return n;
+    return static_cast<int>(n);
 }
 
 double parse_seconds(const std::string &option, const std::string &value) {
@@ -27,6 +33,10 @@ double parse_seconds(const std::string &option, const std::string &value) {
     double s = std::strtod(value.c_str(), &end);
     if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(s) || s <= 0) {
         throw UsageError(option + " expects a positive number of seconds, not '" + value + "'");
+    }
+    if (s > kMaxSeconds) {
+        throw UsageError(option + " " + value + ": at most " +
+                         std::to_string(static_cast<long long>(kMaxSeconds)) + " seconds");
     }
     return s;
 }
@@ -175,6 +185,11 @@ Options parse_options(const std::vector<std::string> &args) {
         if (o.hosts.empty()) {
             throw UsageError("say how many processes to start with -n P");
         }
+        if (o.hosts.size() > static_cast<std::size_t>(kMaxProcesses)) {
+            throw UsageError("the host list has " + std::to_string(o.hosts.size()) +
+                             " entries: one process per entry would be more than the " +
+                             std::to_string(kMaxProcesses) + " processes supported (give -n P)");
+        }
         o.nprocs = static_cast<int>(o.hosts.size());
     }
     return o;
@@ -182,7 +197,7 @@ Options parse_options(const std::vector<std::string> &args) {
 
 const char *usage_text() {
     return "usage: bsprun [options] [--] program [arguments...]\n"
-           "  -n, -np, -npes P       start P processes (default: one per host)\n"
+           "  -n, -np, -npes P       start P processes, 1..65535 (default: one per host)\n"
            "  -H, --hosts h1,h2,...  hosts to run on (default: this machine only)\n"
            "  -f, --hostfile FILE    hosts to run on, one per line\n"
            "  --launch 'PREFIX'      command prefix starting a process on {host}\n"

@@ -16,6 +16,15 @@ class UsageError : public std::runtime_error {
 
 enum class Mapping { round_robin, block };
 
+// The largest job bsprun starts (-n, or one process per host-list entry): the UDP
+// transport's limit (its protocol channels are 16-bit numbers). AF_BSP groups are smaller
+// still (BSP_GROUP_MAX, 4096); that limit is checked by the kernel when the job starts.
+inline constexpr int kMaxProcesses = 65535;
+
+// The largest --timeout and --grace in seconds (about 31 years): larger values would
+// overflow the clock's time points.
+inline constexpr double kMaxSeconds = 1e9;
+
 struct Options {
     int nprocs = 0;  // 0: not given
     std::vector<std::string> hosts;

@@ -10,11 +10,13 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -381,7 +383,9 @@ void Supervisor::loop() {
         int timeout = -1;
         if (wake) {
             auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now());
-            timeout = static_cast<int>(std::max<long long>(0, ms.count() + 1));
+            // Clamped: a --timeout of up to kMaxSeconds is more milliseconds than an int holds.
+            timeout = static_cast<int>(
+                std::clamp<long long>(ms.count() + 1, 0, std::numeric_limits<int>::max()));
         }
         int n = ::poll(fds.data(), fds.size(), timeout);
         if (n < 0 && errno != EINTR) {
