@@ -4,7 +4,7 @@
 //      userlib/src/runtime_config.cpp, schedule.cpp): digits alone parse to their value;
 //   1  parse_rails (BSP_UDP_RAILS, userlib/src/udp_rails.cpp): at most 8 rails, none empty;
 //   2  RendezvousAddress::parse (BSP_RENDEZVOUS, bsprun --rendezvous): to_string() of what
-//      it accepts parses back to the same address (hosts without brackets);
+//      it accepts parses back to the same address;
 //   3  first_host_of, first_reserved_port (SLURM_STEP_NODELIST, SLURM_STEP_RESV_PORTS;
 //      userlib/src/launch/slurm_step.cpp);
 //   4  split_words / shell_quote (bsprun --launch, tools/bsprun/job_plan.cpp):
@@ -66,9 +66,6 @@ void rendezvous(const std::string &s) {
     using bsp::launch::RendezvousAddress;
     try {
         const auto a = RendezvousAddress::parse(s);
-        if (a.kind == RendezvousAddress::Kind::tcp &&
-            a.host.find_first_of("[]") != std::string::npos)
-            return;  // bracketed forms normalise; compared below only without brackets
         const auto b = RendezvousAddress::parse(a.to_string());
         if (b.kind != a.kind || b.path != a.path || b.host != a.host || b.port != a.port)
             fail("to_string() did not parse back to the same address", s);

@@ -39,6 +39,36 @@ TEST(RendezvousAddress, RejectsMalformedAddresses) {
     EXPECT_THROW(RendezvousAddress::parse(long_path), std::invalid_argument);
 }
 
+TEST(RendezvousAddress, BracketsOnlyEncloseTheWholeHost) {
+    auto message = [](const char *text) {
+        try {
+            RendezvousAddress::parse(text);
+        } catch (const std::invalid_argument &e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    // "[[x]]" used to parse as host "[x]", print as tcp:[x]:1 and parse back as host "x".
+    EXPECT_EQ(message("tcp:[[x]]:1"),
+              "rendezvous address 'tcp:[[x]]:1': '[' and ']' may only enclose the whole host, "
+              "as in tcp:[::1]:PORT");
+    for (const char *bad : {"tcp:[x:1", "tcp:x]:1", "tcp:[a]b:1", "tcp:a[b]:1", "tcp:[a]:[b]:1"}) {
+        EXPECT_EQ(message(bad), "rendezvous address '" + std::string(bad) +
+                                    "': '[' and ']' may only enclose the whole host, as in "
+                                    "tcp:[::1]:PORT")
+            << bad;
+    }
+    EXPECT_EQ(message("tcp:[]:1"), "rendezvous address 'tcp:[]:1': empty host between '[' and ']'");
+    for (const char *good : {"tcp:[::1]:5", "tcp:[x]:1", "tcp:a:b:7", "tcp:node1:0"}) {
+        auto a = RendezvousAddress::parse(good);
+        auto b = RendezvousAddress::parse(a.to_string());
+        EXPECT_EQ(b.host, a.host) << good;
+        EXPECT_EQ(b.port, a.port) << good;
+    }
+    EXPECT_EQ(RendezvousAddress::parse("tcp:[x]:1").to_string(), "tcp:x:1");
+    EXPECT_EQ(RendezvousAddress::parse("tcp:a:b:7").to_string(), "tcp:[a:b]:7");
+}
+
 TEST(RendezvousAddress, ListenAndConnectOverUnixAndTcp) {
     std::string path =
         std::filesystem::temp_directory_path() / ("rdv-test-" + std::to_string(::getpid()));

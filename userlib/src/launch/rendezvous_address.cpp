@@ -60,8 +60,19 @@ RendezvousAddress RendezvousAddress::parse(std::string_view text) {
                                         "': expected tcp:HOST:PORT");
         }
         a.host = std::string(rest.substr(0, colon));
-        if (a.host.size() > 2 && a.host.front() == '[' && a.host.back() == ']') {
+        if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']') {
             a.host = a.host.substr(1, a.host.size() - 2);
+            if (a.host.empty()) {
+                throw std::invalid_argument("rendezvous address '" + std::string(text) +
+                                            "': empty host between '[' and ']'");
+            }
+        }
+        // Brackets only enclose a whole host (tcp:[v6addr]:PORT): a host holding one would
+        // not print back as itself.
+        if (a.host.find_first_of("[]") != std::string::npos) {
+            throw std::invalid_argument("rendezvous address '" + std::string(text) +
+                                        "': '[' and ']' may only enclose the whole host, as in "
+                                        "tcp:[::1]:PORT");
         }
         std::string_view port = rest.substr(colon + 1);
         unsigned value = 0;
