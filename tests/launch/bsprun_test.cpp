@@ -229,6 +229,41 @@ TEST(Bsprun, ShowPrintsTheCommandsAndRunsNothing) {
     }
 }
 
+TEST(Bsprun, TcpRendezvousHostForms) {
+    auto shown = [](const char *rendezvous) {
+        Result r = run({bsprun({"-n", "1", "--rendezvous", rendezvous, "--show", "prog"})});
+        EXPECT_EQ(r.status, 0) << rendezvous << ": " << r.err;
+        auto at = r.out.find("BSP_RENDEZVOUS=");
+        if (at == std::string::npos)
+            return r.out;
+        at = r.out.rfind(' ', at) + 1;  // the whole word, with its quotes
+        return r.out.substr(at, r.out.find(' ', at) - at);
+    };
+    EXPECT_EQ(shown("tcp:127.0.0.1"), "'BSP_RENDEZVOUS=tcp:127.0.0.1:<port>'");
+    EXPECT_EQ(shown("tcp:[::1]"), "'BSP_RENDEZVOUS=tcp:[::1]:<port>'");
+    EXPECT_EQ(shown("tcp:[::1]:7"), "'BSP_RENDEZVOUS=tcp:[::1]:7'");
+    EXPECT_EQ(shown("tcp:[node1]"), "'BSP_RENDEZVOUS=tcp:node1:<port>'");
+    for (auto [bad, reason] : {std::pair<const char *, const char *>{
+                                   "tcp:h:99999",
+                                   "--rendezvous: rendezvous address 'tcp:h:99999': bad port "
+                                   "'99999'"},
+                               {"tcp:[[x]]:1",
+                                "--rendezvous: rendezvous address 'tcp:[[x]]:1': "
+                                "'[' and ']' may only enclose the whole host, as "
+                                "in tcp:[::1]:PORT"},
+                               {"tcp:[[x]]",
+                                "--rendezvous 'tcp:[[x]]': expected tcp:HOST or "
+                                "tcp:HOST:PORT (an IPv6 host in brackets, "
+                                "tcp:[::1])"},
+                               {"tcp:",
+                                "--rendezvous 'tcp:': expected tcp:HOST or "
+                                "tcp:HOST:PORT (an IPv6 host in brackets, tcp:[::1])"}}) {
+        Result r = run({bsprun({"-n", "1", "--rendezvous", bad, "--show", "prog"})});
+        EXPECT_EQ(r.status, 2) << bad;
+        EXPECT_EQ(r.err, "bsprun: " + std::string(reason) + "\nTry 'bsprun --help'.\n");
+    }
+}
+
 TEST(Bsprun, HostListWithLaunchPrefixOnOneMachine) {
     Result r = run({bsprun({"-n", "6", "--hosts", "a,b,c", "--map", "block", "--launch",
                             "env BSP_TEST_HOST={host}", PROBE_PATH, "where"})});

@@ -108,13 +108,25 @@ std::string Supervisor::open_rendezvous() {
             }
             try {
                 address = RendezvousAddress::parse(choice);
-            } catch (const std::invalid_argument &) {
-                address.host = choice.substr(4);  // tcp:HOST
+            } catch (const std::invalid_argument &e) {
+                // tcp:HOST (a host with ':' in brackets, tcp:[::1]), checked as HOST:0.
+                std::string host = choice.substr(4);
+                bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+                if (!bracketed && host.find(':') != std::string::npos) {
+                    throw UsageError(std::string("--rendezvous: ") + e.what());
+                }
+                try {
+                    address = RendezvousAddress::parse(choice + ":0");
+                } catch (const std::invalid_argument &) {
+                    throw UsageError("--rendezvous '" + choice +
+                                     "': expected tcp:HOST or tcp:HOST:PORT (an IPv6 host in "
+                                     "brackets, tcp:[::1])");
+                }
             }
         }
         if (options_.show) {
-            return "tcp:" + address.host + ":" +
-                   (address.port ? std::to_string(address.port) : "<port>");
+            std::string shown = address.to_string();
+            return address.port ? shown : shown.substr(0, shown.rfind(':') + 1) + "<port>";
         }
         listener_ = bsp::launch::listen_on(address);
         address.port = bsp::launch::bound_tcp_port(listener_.get());
