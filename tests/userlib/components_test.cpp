@@ -1,6 +1,8 @@
 // Building blocks of the messaging layer: schedules, pacing, repackaging, codec.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <set>
 
@@ -140,6 +142,84 @@ TEST(Config, QuantitiesRejectNanAndInfinity) {
         EXPECT_EQ(parse_quantity(s), std::nullopt) << s;
     EXPECT_EQ(parse_quantity("1.8e19"), 18000000000000000000u);
     EXPECT_EQ(parse_quantity("0"), 0u);
+}
+
+// Found by the fuzz review: strtod also took leading spaces, signs and hexadecimal.
+TEST(Config, QuantitiesAreDecimalNumbersOnly) {
+    for (const char *s : {" 12", "+12", "0x10", "0x1p4", "12 ", "12k ", "\t5", "1e3x"})
+        EXPECT_EQ(parse_quantity(s), std::nullopt) << s;
+    EXPECT_EQ(parse_quantity("1e3"), 1000u);
+    EXPECT_EQ(parse_quantity(".5k"), 500u);
+}
+
+TEST(Config, IntegersAreWholeAndInRange) {
+    EXPECT_EQ(parse_integer("4", 1, 65535), 4);
+    EXPECT_EQ(parse_integer("65535", 1, 65535), 65535);
+    EXPECT_EQ(parse_integer("0001", 1, 65535), 1);
+    for (const char *s :
+         {"", "0", "65536", "4x", "4 ", " 4", "+4", "-4", "4.0", "0x4", "99999999999999999999999"})
+        EXPECT_EQ(parse_integer(s, 1, 65535), std::nullopt) << '\'' << s << '\'';
+}
+
+namespace {
+
+// Sets one environment variable for the lifetime of the object.
+class ScopedEnv {
+  public:
+    ScopedEnv(const char *name, const char *value) : name_(name) { ::setenv(name, value, 1); }
+    ~ScopedEnv() { ::unsetenv(name_); }
+    ScopedEnv(const ScopedEnv &) = delete;
+    ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+  private:
+    const char *name_;
+};
+
+std::string config_error() {
+    std::string error;
+    config_from_environment(&error);
+    return error;
+}
+
+}  // namespace
+
+TEST(Config, EnvironmentValuesAreCheckedWhole) {
+    {
+        ScopedEnv e("BSP_VERBOSE", "1");
+        std::string error;
+        EXPECT_TRUE(config_from_environment(&error).verbose);
+        EXPECT_EQ(error, "");
+    }
+    for (const char *ok : {"0", ""}) {
+        ScopedEnv e("BSP_VERBOSE", ok);
+        std::string error;
+        EXPECT_FALSE(config_from_environment(&error).verbose);
+        EXPECT_EQ(error, "");
+    }
+    {
+        ScopedEnv e("BSP_VERBOSE", "yes");
+        EXPECT_EQ(config_error(), "BSP_VERBOSE=yes is invalid (expected 0 or 1)");
+    }
+    {
+        ScopedEnv e("BSP_VERBOSE", "1x");
+        EXPECT_EQ(config_error(), "BSP_VERBOSE=1x is invalid (expected 0 or 1)");
+    }
+    {
+        ScopedEnv e("BSP_UNIT_BYTES", "4096junk");
+        EXPECT_EQ(config_error(),
+                  "BSP_UNIT_BYTES=4096junk is invalid (expected a size from 256 to 1G)");
+    }
+    {
+        ScopedEnv e("BSP_LINK_RATE", " 125M");
+        EXPECT_EQ(config_error(),
+                  "BSP_LINK_RATE= 125M is invalid (expected bytes per second, e.g. 125M)");
+    }
+    {
+        ScopedEnv e("BSP_UNIT_BYTES", "64k");
+        std::string error;
+        EXPECT_EQ(config_from_environment(&error).messaging.unit_bytes, 64000u);
+        EXPECT_EQ(error, "");
+    }
 }
 
 TEST(Registry, SlotsReusedLowestFirstIdenticallyEverywhere) {

@@ -106,11 +106,16 @@ void check_end_at_exit() {
         die(Misuse("bsp_end", s.pid, "the process is ending without calling bsp_end").what());
 }
 
+// BSP_NPROCS (empty: unset), else the online processors. A malformed value ends the
+// program: bsp_begin(bsp_nprocs()) would otherwise start some other number of processes.
 int available_processors() {
-    if (const char *v = std::getenv("BSP_NPROCS")) {
-        const int n = std::atoi(v);
-        if (n > 0)
-            return n;
+    if (const char *v = std::getenv("BSP_NPROCS"); v && *v) {
+        // At most 65535: the UDP transport's limit, as bsprun's -n.
+        if (auto n = bsp::rt::parse_integer(v, 1, 65535))
+            return static_cast<int>(*n);
+        throw Misuse(
+            "bsp_nprocs", -1,
+            std::string("BSP_NPROCS=") + v + " is invalid (expected 1 to 65535 processes)");
     }
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? static_cast<int>(n) : 1;

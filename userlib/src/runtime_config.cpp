@@ -1,12 +1,17 @@
 #include "runtime_config.hpp"
 
+#include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <string_view>
 
 namespace bsp::rt {
 
 std::optional<std::uint64_t> parse_quantity(const std::string &s) {
-    if (s.empty())
+    // A decimal number: strtod alone would also take leading spaces, a sign, hexadecimal,
+    // "inf" and "nan".
+    if (s.empty() || (!std::isdigit(static_cast<unsigned char>(s[0])) && s[0] != '.') ||
+        s.find_first_not_of("0123456789.eE+-kKMG") != std::string::npos)
         return std::nullopt;
     char *end = nullptr;
     const double v = std::strtod(s.c_str(), &end);
@@ -26,6 +31,16 @@ std::optional<std::uint64_t> parse_quantity(const std::string &s) {
     if (!(r <= 1.8e19))
         return std::nullopt;
     return static_cast<std::uint64_t>(r);
+}
+
+std::optional<long long> parse_integer(std::string_view s, long long min, long long max) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string_view::npos)
+        return std::nullopt;
+    long long v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max)
+        return std::nullopt;
+    return v;
 }
 
 RuntimeConfig config_from_environment(std::string *error) {
@@ -71,8 +86,13 @@ RuntimeConfig config_from_environment(std::string *error) {
         else
             bad("BSP_COMBINE", v, "0 or 1");
     }
-    if (const char *v = std::getenv("BSP_VERBOSE"))
-        c.verbose = std::string_view(v) == "1";
+    if (const char *v = std::getenv("BSP_VERBOSE")) {
+        std::string_view s(v);
+        if (s.empty() || s == "0" || s == "1")
+            c.verbose = s == "1";
+        else
+            bad("BSP_VERBOSE", v, "0 or 1");
+    }
     return c;
 }
 

@@ -5,12 +5,15 @@
 //   BSP_UNIT_BYTES size of the messaging layer's units (default: the transport's maximum)
 //   BSP_COMBINE    0: one transport message per put/send (no combining; the probe's
 //                  comparison), 1: combine (default)
-//   BSP_VERBOSE    1: process 0 prints one line naming the transport to stderr
+//   BSP_VERBOSE    1: process 0 prints one line naming the transport to stderr; 0 or
+//                  empty: not (anything else is an error)
+// Every value is checked whole: trailing text, signs or spaces are errors, never ignored.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "messaging.hpp"
 
@@ -29,5 +32,9 @@ RuntimeConfig config_from_environment(std::string *error);
 
 // Parses "1000", "10k", "1.5M", "2G" (decimal multipliers); nullopt if malformed.
 std::optional<std::uint64_t> parse_quantity(const std::string &s);
+
+// Parses a whole decimal integer from min to max (digits only: no sign, space or other
+// text); nullopt otherwise.
+std::optional<long long> parse_integer(std::string_view s, long long min, long long max);
 
 }  // namespace bsp::rt

@@ -209,6 +209,25 @@ INSTANTIATE_TEST_SUITE_P(
         MisuseCase{"after_end", "BSPlib error: bsp_sync on process 0: called after bsp_end"}),
     [](const ::testing::TestParamInfo<MisuseCase> &i) { return std::string(i.param.name); });
 
+// bsp_nprocs() before bsp_begin reads BSP_NPROCS when no launcher started the program: a
+// malformed value used to be read by atoi ("3x" as 3, "x" as the number of processors).
+TEST(Environment, MalformedBspNprocsEndsTheProgramWithOneMessage) {
+    for (const char *bad : {"3x", "x", "0", "-2", " 3", "65536", "99999999999"}) {
+        auto r =
+            run_program({program("allsums_v1")}, {{"BSP_NPROCS", bad}, {"BSP_TRANSPORT", "udp"}});
+        EXPECT_EQ(r.err, "BSPlib error: bsp_nprocs: BSP_NPROCS=" + std::string(bad) +
+                             " is invalid (expected 1 to 65535 processes)\n")
+            << bad;
+        EXPECT_EQ(r.out, "") << bad;
+        EXPECT_NE(r.exit_status, 0) << bad;
+        expect_clean(r);
+    }
+    auto r = run_program({program("allsums_v1")}, {{"BSP_NPROCS", "2"}, {"BSP_TRANSPORT", "udp"}});
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
 class Examples : public ::testing::TestWithParam<int> {};
 
 TEST_P(Examples, InnerProductSortMatrixVector) {
