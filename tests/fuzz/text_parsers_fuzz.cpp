@@ -10,8 +10,9 @@
 //   4  split_words / shell_quote (bsprun --launch, tools/bsprun/job_plan.cpp):
 //      split_words(shell_quote(w)) is exactly {w};
 //   5  bsprun's command line (parse_options, words separated by NUL bytes; --hostfile is
-//      left out: it reads a file) and the job it plans: every process's --show line
-//      splits back into exactly its environment and argv.
+//      left out: it reads a file): 1..kMaxProcesses processes, --timeout and --grace in
+//      (0, kMaxSeconds]; and the job it plans: every process's --show line splits back
+//      into exactly its environment and argv.
 // Every parser may only reject its input with the exception it documents.
 //
 // Bounded run (tests/check.sh fuzz): build/fuzz/fuzz/text_parsers_fuzz -max_total_time=30
@@ -122,6 +123,11 @@ void command_line(const std::string &s) {
         return;
     if (o.nprocs < 1)
         fail("parse_options accepted a job without processes", s);
+    if (o.nprocs > bsprun::kMaxProcesses)
+        fail("parse_options accepted more than kMaxProcesses processes", s);
+    if ((o.timeout && !(*o.timeout > 0 && *o.timeout <= bsprun::kMaxSeconds)) ||
+        !(o.grace > 0 && o.grace <= bsprun::kMaxSeconds))
+        fail("parse_options accepted a --timeout or --grace out of range", s);
     if (o.nprocs > 8)
         o.nprocs = 8;  // planning more processes checks nothing more, only slower
     bsprun::JobPlan plan;
