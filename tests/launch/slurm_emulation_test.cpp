@@ -237,6 +237,11 @@ TEST(SlurmEmulation, BadVariablesAreClearErrors) {
     EXPECT_EQ(results[0].err,
               "launch_probe: bsp: BSP_PID is set (started by bsprun) but BSP_NPROCS is "
               "missing\n");
+
+    s.env = {"BSP_PID=0", "BSP_NPROCS=70000", "BSP_RENDEZVOUS=unix:/nonexistent", "BSP_JOB=x"};
+    results = run_all({s});
+    EXPECT_EQ(results[0].status, 2);
+    EXPECT_EQ(results[0].err, "launch_probe: bsp: BSP_NPROCS=70000 is more than 65535 processes\n");
 }
 
 }  // namespace

@@ -147,4 +147,29 @@ TEST_F(SlurmEnvironment, BadValuesAreErrors) {
     EXPECT_THROW(SlurmStep::from_environment(), std::runtime_error);
 }
 
+// Task counts and ids too large for the job are refused before anything is sized by them
+// (4294967297 tasks used to become 1, 2000000000 sized the coordinator's tables).
+TEST_F(SlurmEnvironment, TaskCountsAreBounded) {
+    ::setenv("SLURM_STEP_ID", "0", 1);
+    ::setenv("SLURM_JOB_ID", "9", 1);
+    ::setenv("SLURM_STEP_NODELIST", "n[1-2]", 1);
+    ::setenv("SLURM_PROCID", "0", 1);
+    auto error = [](const char *ntasks) -> std::string {
+        ::setenv("SLURM_NTASKS", ntasks, 1);
+        try {
+            SlurmStep::from_environment();
+        } catch (const std::runtime_error &e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(error("4294967297"), "bsp: SLURM_NTASKS=4294967297 is outside 1..65535 tasks");
+    EXPECT_EQ(error("2000000000"), "bsp: SLURM_NTASKS=2000000000 is outside 1..65535 tasks");
+    EXPECT_EQ(error("65536"), "bsp: SLURM_NTASKS=65536 is outside 1..65535 tasks");
+    EXPECT_EQ(error("0"), "bsp: SLURM_NTASKS=0 is outside 1..65535 tasks");
+    EXPECT_EQ(error("65535"), "");
+    ::setenv("SLURM_PROCID", "4294967296", 1);
+    EXPECT_EQ(error("2"), "bsp: SLURM_PROCID=4294967296 is outside the 2 tasks");
+}
+
 }  // namespace

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "launch_environment.hpp"
+
 namespace bsprun {
 
 // A command-line error: main prints "bsprun: <what>" and the usage hint, exit 2.
@@ -16,10 +18,9 @@ class UsageError : public std::runtime_error {
 
 enum class Mapping { round_robin, block };
 
-// The largest job bsprun starts (-n, or one process per host-list entry): the UDP
-// transport's limit (its protocol channels are 16-bit numbers). AF_BSP groups are smaller
-// still (BSP_GROUP_MAX, 4096); that limit is checked by the kernel when the job starts.
-inline constexpr int kMaxProcesses = 65535;
+// The largest job bsprun starts (-n, or one process per host-list entry): the launch
+// library's limit (launch_environment.hpp).
+inline constexpr int kMaxProcesses = bsp::launch::env::kMaxProcesses;
 
 // The largest --timeout and --grace in seconds (about 31 years): larger values would
 // overflow the clock's time points.

@@ -177,6 +177,11 @@ std::unique_ptr<Session> Session::join_from_environment() {
     if (std::getenv(env::kPid) != nullptr) {
         int pid = parse_int(env::kPid, required(env::kPid));
         int nprocs = parse_int(env::kNprocs, required(env::kNprocs));
+        if (nprocs > env::kMaxProcesses) {
+            throw std::runtime_error("bsp: BSP_NPROCS=" + std::to_string(nprocs) +
+                                     " is more than " + std::to_string(env::kMaxProcesses) +
+                                     " processes");
+        }
         if (nprocs < 1 || pid >= nprocs) {
             throw std::runtime_error(
                 "bsp: BSP_PID=" + std::to_string(pid) +

@@ -22,4 +22,8 @@ std::chrono::milliseconds join_timeout();
 // std::runtime_error on a malformed value.
 std::chrono::milliseconds teardown_grace(std::chrono::milliseconds fallback);
 
+// The largest job: the UDP transport's limit (its protocol channels are 16-bit numbers).
+// AF_BSP groups are smaller still (BSP_GROUP_MAX, 4096), checked by the kernel.
+inline constexpr int kMaxProcesses = 65535;
+
 }  // namespace bsp::launch::env

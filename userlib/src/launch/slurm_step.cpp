@@ -1,5 +1,7 @@
 #include "slurm_step.hpp"
 
+#include "launch_environment.hpp"
+
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
@@ -106,13 +108,23 @@ std::optional<SlurmStep> SlurmStep::from_environment() {
         return std::nullopt;
     }
     SlurmStep s;
-    s.procid = static_cast<int>(parse_number("SLURM_PROCID", procid));
+    const std::uint64_t procid_value = parse_number("SLURM_PROCID", procid);
     s.step_id = parse_number(step_name, step);
     const char *ntasks = first_env({"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"}, &name);
     if (ntasks == nullptr) {
         throw std::runtime_error("bsp: started by Slurm but SLURM_NTASKS is not set");
     }
-    s.ntasks = static_cast<int>(parse_number(name, ntasks));
+    const std::uint64_t ntasks_value = parse_number(name, ntasks);
+    if (ntasks_value < 1 || ntasks_value > static_cast<std::uint64_t>(env::kMaxProcesses)) {
+        throw std::runtime_error(std::string("bsp: ") + name + "=" + ntasks + " is outside 1.." +
+                                 std::to_string(env::kMaxProcesses) + " tasks");
+    }
+    s.ntasks = static_cast<int>(ntasks_value);
+    if (procid_value >= ntasks_value) {
+        throw std::runtime_error(std::string("bsp: SLURM_PROCID=") + procid + " is outside the " +
+                                 std::to_string(s.ntasks) + " tasks");
+    }
+    s.procid = static_cast<int>(procid_value);
     const char *job = first_env({"SLURM_JOB_ID", "SLURM_JOBID"}, &name);
     if (job == nullptr) {
         throw std::runtime_error("bsp: started by Slurm but SLURM_JOB_ID is not set");
