@@ -24,6 +24,7 @@
 #include "bspe.h"
 #include "codec.hpp"
 #include "misuse.hpp"
+#include "runtime_config.hpp"
 #include "udp_rails.hpp"
 
 namespace bsp::rt {
@@ -140,14 +141,12 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     // loses the packet (BSP_UDP_FRAG raises it for jumbo frames).
     cfg_.frag_size = static_cast<u16>(all_loopback ? 16384 : 1500 - 28 - BSPE_HDR_LEN);
     if (const char *v = std::getenv("BSP_UDP_FRAG")) {
-        char *end = nullptr;
-        errno = 0;
-        const long f = std::strtol(v, &end, 10);
-        if (errno != 0 || end == v || *end != '\0' || f < 64 ||
-            f > static_cast<long>(kMaxDatagram - 28 - BSPE_HDR_LEN))
+        const auto f =
+            parse_integer(v, 64, static_cast<long long>(kMaxDatagram) - 28 - BSPE_HDR_LEN);
+        if (!f)
             throw std::runtime_error(std::string("BSP_UDP_FRAG=") + v +
                                      " is invalid (expected 64 to 65452 bytes)");
-        cfg_.frag_size = static_cast<u16>(f);
+        cfg_.frag_size = static_cast<u16>(*f);
     }
     cfg_.max_msg = 256 << 10;
     cfg_.rcvbuf = 32 << 20;
