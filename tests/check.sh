@@ -137,12 +137,18 @@ stage_fuzz() {
 		record fuzz 0 1
 		return
 	fi
+	# Seed inputs, written from their source (tests/fuzz/make_corpus.sh).
+	rm -rf "$build/fuzz/seeds"
+	if ! sh tests/fuzz/make_corpus.sh "$build/fuzz/seeds"; then
+		record fuzz 0 1
+		return
+	fi
 	# Every executable of tests/fuzz is a libFuzzer target.
 	mapfile -t fuzzers < <(find "$build/fuzz/fuzz" -maxdepth 1 -type f -executable | sort)
 	for f in "${fuzzers[@]}"; do
 		name=$(basename "$f")
 		mkdir -p "$build/fuzz/corpus/$name"
-		local seeds=$top/tests/fuzz/corpus/$name
+		local seeds=$build/fuzz/seeds/$name
 		[ -d "$seeds" ] || seeds=
 		if "$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
 			-print_final_stats=1 "$build/fuzz/corpus/$name" $seeds >"$build/fuzz/$name.log" 2>&1; then

@@ -1,10 +1,12 @@
 #!/bin/sh
-# Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/): a few small
-# well-formed inputs per mode, so that each 30 s run of tests/check.sh starts from valid
-# input instead of searching for it. Rerun after a format change and commit the result.
-# Usage: tests/fuzz/make_corpus.sh   (from anywhere)
+# Writes the seed corpora of the fuzz targets (DIR/<target>/): a few small well-formed
+# inputs per mode, so that each 30 s run of tests/check.sh starts from valid input instead
+# of searching for it. This script is their source: tests/check.sh writes them into
+# build/fuzz/seeds before every fuzz stage, so they follow a format change here.
+# Usage: tests/fuzz/make_corpus.sh DIR
 set -eu
-dir=$(cd "$(dirname "$0")" && pwd)/corpus
+[ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+dir=$1
 
 seed() { # target name printf-format [args...]
 	t=$1 n=$2

@@ -18,7 +18,7 @@
 //      peer's message must never make it write or read outside them.
 //
 // Bounded run (tests/check.sh fuzz): build/fuzz/fuzz/messaging_fuzz -max_total_time=30
-//   -max_len=4096 <corpus dir> tests/fuzz/corpus/messaging_fuzz
+//   -max_len=4096 <corpus dir> build/fuzz/seeds/messaging_fuzz (tests/fuzz/make_corpus.sh)
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
