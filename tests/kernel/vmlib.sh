@@ -47,6 +47,32 @@ find_built()
 	echo "$f"
 }
 
+# bsplib_tree          sets EXCHANGE (bench/exchange), TREE (the build tree it is
+#                       in) and BSPRUN (that tree's bsprun, else any built one): the
+#                       BSPlib programs and their launcher come from one build
+bsplib_tree()
+{
+	EXCHANGE=$(find_built bench/exchange)
+	TREE=${EXCHANGE%/bench/exchange}
+	BSPRUN=$TREE/tools/bsprun/bsprun
+	[ -x "$BSPRUN" ] || BSPRUN=$(find_built tools/bsprun/bsprun)
+}
+
+# bsp_rail_addresses N R  IPv4 address 10.(r+1).0.(i+1)/24 on eth<r> of node n<i>,
+#                       for the programs (Open MPI, the UDP transport) that use IP
+#                       over the rails of bsp_nodes
+bsp_rail_addresses()
+{
+	local i r
+
+	for ((i = 0; i < $1; i++)); do
+		for ((r = 0; r < $2; r++)); do
+			ip -n "n$i" addr add "10.$((r + 1)).0.$((i + 1))/24" dev "eth$r" ||
+				fail "address on n$i eth$r"
+		done
+	done
+}
+
 BSP_NODES=0
 BSP_RAILS=0
 

@@ -8,12 +8,7 @@
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
-
-EXCHANGE=$(find_built bench/exchange)
-# bsprun and the programs from the same build tree as the exchange program.
-TREE=${EXCHANGE%/bench/exchange}
-BSPRUN=$TREE/tools/bsprun/bsprun
-[ -x "$BSPRUN" ] || BSPRUN=$(find_built tools/bsprun/bsprun)
+bsplib_tree
 ALLSUMS=$TREE/userlib-test-programs/allsums_array
 [ -x "$ALLSUMS" ] || fail "allsums_array not built in $TREE"
 HOSTS=n0,n1,n2,n3
@@ -27,12 +22,7 @@ run4()
 af_bsp_load max_chans=2
 bsp_nodes 4 2
 bsp_wait_peers 3
-for i in 0 1 2 3; do
-	for r in 0 1; do
-		ip -n "n$i" addr add "10.$((r + 1)).0.$((i + 1))/24" dev "eth$r" ||
-			fail "address on n$i eth$r"
-	done
-done
+bsp_rail_addresses 4 2
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 

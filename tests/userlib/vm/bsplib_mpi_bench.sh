@@ -28,12 +28,7 @@
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
-
-EXCHANGE=$(find_built bench/exchange)
-# bsprun and mpi_exchange from the same build tree as the exchange program.
-TREE=${EXCHANGE%/bench/exchange}
-BSPRUN=$TREE/tools/bsprun/bsprun
-[ -x "$BSPRUN" ] || BSPRUN=$(find_built tools/bsprun/bsprun)
+bsplib_tree
 MPI_EXCHANGE=$TREE/bench/mpi_exchange
 [ -x "$MPI_EXCHANGE" ] || MPI_EXCHANGE=$(find_built bench/mpi_exchange)
 RSH=$BSPVM_REPO/tests/userlib/vm/netns-rsh
@@ -60,12 +55,7 @@ done
 af_bsp_load
 bsp_nodes "$NODES" 2
 bsp_wait_peers $((NODES - 1))
-for ((i = 0; i < NODES; i++)); do
-	for r in 0 1; do
-		ip -n "n$i" addr add "10.$((r + 1)).0.$((i + 1))/24" dev "eth$r" ||
-			fail "address on n$i eth$r"
-	done
-done
+bsp_rail_addresses "$NODES" 2
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 # Open MPI writes its session directories under TMPDIR and may look at HOME; the

@@ -7,12 +7,7 @@
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
-
-EXCHANGE=$(find_built bench/exchange)
-# bsprun and the programs from the same build tree as the exchange program.
-TREE=${EXCHANGE%/bench/exchange}
-BSPRUN=$TREE/tools/bsprun/bsprun
-[ -x "$BSPRUN" ] || BSPRUN=$(find_built tools/bsprun/bsprun)
+bsplib_tree
 NODES=8
 RATE_KBIT=1000     # per rail and node downlink
 LIMIT=8192         # switch buffer per port, bytes
@@ -26,12 +21,7 @@ run4()
 af_bsp_load
 bsp_nodes "$NODES" 2
 bsp_wait_peers $((NODES - 1))
-for ((i = 0; i < NODES; i++)); do
-	for r in 0 1; do
-		ip -n "n$i" addr add "10.$((r + 1)).0.$((i + 1))/24" dev "eth$r" ||
-			fail "address on n$i eth$r"
-	done
-done
+bsp_rail_addresses "$NODES" 2
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 
