@@ -103,9 +103,7 @@ static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 		kfree_skb(skb);
 		return;
 	}
-	if (((const struct bspe_hdr *)x->hdr)->flags &
-	    htons(BSPE_F_CSUM))
-		bspe_csum_fill(pkt, pkt + BSPE_HDR_LEN, x->len);
+	bspe_seal(tp->ep, pkt, pkt + BSPE_HDR_LEN, x->len);
 	bsp_tx_cb(skb)->node = x->node;
 	bsp_tx_cb(skb)->rail = x->rail;
 	__skb_queue_tail(&tp->txq, skb);
@@ -323,6 +321,27 @@ static enum hrtimer_restart bsp_timer_fn(struct hrtimer *t)
 }
 
 /* Smallest MTU of the namespace's rails now, or Ethernet's. RTNL-free. */
+/*
+ * Incarnation of a new socket (Documentation/protocol.rst "Incarnations"):
+ * strictly newer, in serial arithmetic, than that of every earlier socket of
+ * the namespace, and not older than the real-time clock in milliseconds, so
+ * that a socket after a module reload is newer than those before it too.
+ */
+static u32 bsp_next_incarnation(struct bsp_net *bn)
+{
+	u32 now = bsp_realtime_ms(), old, inc;
+
+	do {
+		old = atomic_read(&bn->sock_inc);
+		inc = old + 1;
+		if ((s32)(now - inc) > 0)
+			inc = now;
+		if (!inc)
+			inc = 1;
+	} while (atomic_cmpxchg(&bn->sock_inc, old, inc) != old);
+	return inc;
+}
+
 static u32 bsp_rails_mtu(struct bsp_net *bn)
 {
 	struct bsp_master *m;
@@ -355,6 +374,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	bspe_cfg_default(&cfg);
 	cfg.node = bsp_node_id(bn);
 	cfg.port = bs->port;
+	cfg.incarnation = bsp_next_incarnation(bn);
 	cfg.nrails = bsp_max_rails;
 	cfg.flags = BSPE_CFG_AUTO_OPEN;
 	if (bsp_checksum)
@@ -672,6 +692,8 @@ static void bsp_proto_drop_check(void)
 	BSP_SAME_DROP(NOBUFS);
 	BSP_SAME_DROP(NOMEM);
 	BSP_SAME_DROP(DUP);
+	BSP_SAME_DROP(AUTH);
+	BSP_SAME_DROP(STALE);
 }
 
 void bsp_transport_proto_stats(struct bsp_sock *bs,

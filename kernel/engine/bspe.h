@@ -56,6 +56,7 @@ extern "C" {
 #define BSPE_CFG_CSUM		0x01	/* set BSPE_F_CSUM on every packet sent */
 #define BSPE_CFG_REQUIRE_CSUM	0x02	/* drop received packets without checksum */
 #define BSPE_CFG_AUTO_OPEN	0x04	/* open a channel for unknown senders */
+#define BSPE_CFG_AUTH		0x08	/* MAC every packet, require it on receive */
 
 /*
  * struct bspe_cfg - configuration of one endpoint. Fill with
@@ -86,6 +87,14 @@ extern "C" {
  *			at least L * stripe_min bytes (0: frag_size).
  * @rail_fail_probes:	unanswered timeout probes on a rail before the engine
  *			declares that rail dead for the peer node.
+ * @incarnation:	this endpoint's incarnation (never 0), carried as
+ *			src_inc: strictly newer (serial arithmetic on u32)
+ *			than that of any earlier endpoint on the same
+ *			(@node, @port) within @timewait_ns.
+ * @key:		with BSPE_CFG_AUTH, the 128-bit key of the packet MAC
+ *			(shared by every endpoint this one talks to).
+ * @timewait_ns:	how long the tombstone of a peer endpoint that closed
+ *			keeps its late frames out (TIME-WAIT).
  */
 struct bspe_cfg {
 	u32	node;
@@ -111,6 +120,10 @@ struct bspe_cfg {
 	u64	prod_max_ns;
 	u64	ack_delay_ns;
 	u64	unreach_ns;
+	u64	timewait_ns;
+	u32	incarnation;
+	u8	key[BSPE_KEY_LEN];
+	u8	pad[4];
 };
 
 /* Reasons a received packet (or part of it) is refused; index of drops[]. */
@@ -131,6 +144,8 @@ enum bspe_drop {
 	BSPE_DROP_NOBUFS,	/* rcvbuf exhausted: only next expected accepted */
 	BSPE_DROP_NOMEM,	/* caller's rx_data refused the fragment */
 	BSPE_DROP_DUP,		/* duplicate (already received) */
+	BSPE_DROP_AUTH,		/* MAC missing, wrong, or not configured */
+	BSPE_DROP_STALE,	/* for or from an earlier incarnation */
 	BSPE_DROP_MAX,
 };
 
@@ -167,13 +182,15 @@ struct bspe_stats {
 	u64	msgs_rx;		/* messages delivered (receiver) */
 	u64	msgs_failed;		/* messages completed with an error */
 	u64	chan_closes;		/* channels freed: the peer closed */
+	u64	chan_resets;		/* channels reset: newer peer incarnation */
 	u64	drops[BSPE_DROP_MAX];	/* refused input by reason */
 };
 
 /*
  * struct bspe_xmit - "transmit this packet". The header is complete except
- * the checksum: if hdr has BSPE_F_CSUM the caller calls bspe_csum_fill()
- * over the header and payload before sending.
+ * the checksum or MAC: the caller seals it with bspe_seal() (or the
+ * bspe_seal_begin/update/final stream) over the header and payload before
+ * sending.
  *
  * @hdr:	BSPE_HDR_LEN header bytes, ready for the wire.
  * @node:	destination node (map to the MAC/IP of its NIC on @rail).
@@ -294,9 +311,22 @@ void bspe_fini(struct bspe_ep *ep);
  * Tell every peer that this endpoint closes: on each live rail of each
  * channel an ACK with BSPE_F_CLOSE that acknowledges everything received.
  * Peers settle what it acknowledges, fail what it did not with
- * -ECONNRESET and free the channel. Called just before bspe_fini().
+ * -ECONNRESET and free the channel. Called just before bspe_fini(). From
+ * then on nothing leaves the endpoint (no DATA, probe, prod or ACK) and
+ * bspe_send() returns -ESHUTDOWN.
  */
 void bspe_close_notify(struct bspe_ep *ep, u64 now);
+
+/*
+ * Seals a packet the engine handed to ops->xmit: @hdr is a copy of
+ * bspe_xmit.hdr at the start of the outgoing packet, @payload its @len
+ * payload bytes. Fills the checksum or the MAC (with the endpoint's key) as
+ * the header's flags say. The streaming form takes the payload in pieces.
+ */
+void bspe_seal(const struct bspe_ep *ep, void *hdr, const void *payload,
+	       u32 len);
+void bspe_seal_begin(const struct bspe_ep *ep, struct bspe_seal_ctx *s,
+		     void *hdr);
 
 /* Current configuration (read-only view). */
 const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep);
@@ -330,7 +360,8 @@ int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
  * cookie for its bytes, passed back in xmit and complete. Returns 0 (the
  * message will be completed exactly once), -EAGAIN (msg_wnd messages already
  * queued on the channel), -EMSGSIZE (len > max_msg), -EINVAL (bad channel
- * or flags), -EHOSTUNREACH (no live rail to the node for unreach_ns).
+ * or flags), -EHOSTUNREACH (no live rail to the node for unreach_ns),
+ * -ESHUTDOWN (after bspe_close_notify()).
  */
 int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	      u64 now);
@@ -339,9 +370,10 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
  * A packet of @len bytes (starting with struct bspe_hdr, payload following
  * contiguously) arrived on @rail. Returns 0 if it was accepted, else a
  * negative errno, every refusal counted in drops[]:
- * -EBADMSG (malformed, bad checksum, misaddressed, impossible epoch),
- * -EPROTONOSUPPORT (version), -ENOENT (unknown sender): invalid, and invalid
- * input never changes engine state;
+ * -EBADMSG (malformed, bad checksum, misaddressed, wrong rail, impossible
+ * epoch), -EPROTONOSUPPORT (version), -EACCES (MAC missing or wrong),
+ * -ESTALE (for or from an earlier incarnation), -ENOENT (unknown sender):
+ * invalid, and invalid input never changes engine state;
  * -ENOBUFS (outside a window, receive buffers low), -EALREADY (duplicate),
  * or rx_data's error: a valid packet whose data was not taken; its
  * acknowledgment fields and epoch were still processed.

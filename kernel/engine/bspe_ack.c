@@ -176,6 +176,8 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 	u32 i;
 
 	(void)now;
+	if (ep->closed)
+		return;
 	/*
 	 * Probes and their answers test the rail they are about, even one
 	 * believed dead (that is how a suspected rail is found alive).
@@ -238,4 +240,6 @@ void bspe_close_notify(struct bspe_ep *ep, u64 now)
 				bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_CLOSE,
 					       (u8)r, (u8)r, now);
 	}
+	/* After the CLOSEs nothing more leaves the endpoint. */
+	ep->closed = 1;
 }

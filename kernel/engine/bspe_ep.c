@@ -26,13 +26,15 @@ void bspe_cfg_default(struct bspe_cfg *cfg)
 	cfg->prod_max_ns = 1000000000;
 	cfg->ack_delay_ns = 0;
 	cfg->unreach_ns = 10000000000ULL;
+	cfg->timewait_ns = 60000000000ULL;
+	cfg->incarnation = 1;
 }
 
 int bspe_cfg_check(const struct bspe_cfg *cfg)
 {
 	if (!cfg->nrails || cfg->nrails > BSPE_MAX_RAILS)
 		return -EINVAL;
-	if (!cfg->max_chans || !cfg->frag_size)
+	if (!cfg->max_chans || !cfg->frag_size || !cfg->incarnation)
 		return -EINVAL;
 	if (cfg->snd_wnd < 2 || cfg->snd_wnd > BSPE_MAX_WND)
 		return -EINVAL;
@@ -308,6 +310,36 @@ int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now)
 	return 0;
 }
 
+/*
+ * The peer endpoint was replaced by a newer incarnation: what was sent to
+ * or received from the old one is void. Like a close (messages fail with
+ * -ECONNRESET, reassemblies are aborted), but the channel stays open to the
+ * same address, with its flags, cookie, rail state and round-trip estimate.
+ */
+void bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
+		     u64 now)
+{
+	void *cookie = ch->cookie;
+	u64 srtt = ch->srtt, down_since = ch->down_since;
+	u32 node = ch->node;
+	u16 port = ch->port;
+	u8 flags = ch->flags, rail_up = ch->rail_up, suspect = ch->suspect;
+
+	bspe_chan_close(ep, (int)(ch - ep->chans), now);
+	ep->st.chan_resets++;
+	ch->used = 1;
+	ch->node = node;
+	ch->port = port;
+	ch->flags = flags;
+	ch->cookie = cookie;
+	ch->rail_up = rail_up;
+	ch->suspect = suspect;
+	ch->down_since = down_since;
+	ch->srtt = srtt;
+	ch->prod_ivl = srtt;
+	ch->peer_inc = peer_inc;
+}
+
 void bspe_fini(struct bspe_ep *ep)
 {
 	u32 i;
@@ -390,6 +422,8 @@ const char *bspe_drop_name(enum bspe_drop reason)
 		[BSPE_DROP_NOBUFS] = "nobufs",
 		[BSPE_DROP_NOMEM] = "nomem",
 		[BSPE_DROP_DUP] = "dup",
+		[BSPE_DROP_AUTH] = "auth",
+		[BSPE_DROP_STALE] = "stale",
 	};
 
 	if ((unsigned int)reason >= BSPE_DROP_MAX)

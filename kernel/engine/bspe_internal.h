@@ -155,10 +155,22 @@ struct bspe_chan {
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */
 	u8	push_done;		/* visited by the current ordered push */
+	u32	peer_inc;		/* peer endpoint's incarnation, 0: unknown */
 	struct bspe_srail srail[BSPE_MAX_RAILS];
 	struct bspe_rrail rrail[BSPE_MAX_RAILS];
 	struct bspe_stats st[BSPE_MAX_RAILS];
 };
+
+/* Tombstone of a peer endpoint whose CLOSE freed its channel. */
+struct bspe_tomb {
+	u64	until;		/* TIME-WAIT ends (0: free entry) */
+	u32	node;
+	u32	inc;
+	u16	port;
+	u8	pad[6];
+};
+
+#define BSPE_TOMBS	32	/* tombstone ring size */
 
 struct bspe_ep {
 	struct bspe_cfg cfg;
@@ -187,8 +199,17 @@ struct bspe_ep {
 	u32	rx_hint;		/* channel of the last accepted packet */
 	u32	send_order;		/* next bspe_smsg.order */
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
-	u8	pad[3];
+	u8	closed;			/* bspe_close_notify() was called */
+	u8	pad[2];
+	u32	tomb_next;		/* next tombstone ring entry to use */
+	struct bspe_tomb tombs[BSPE_TOMBS];
 };
+
+/* Serial number arithmetic on incarnations (RFC 1982). */
+static inline int bspe_inc_newer(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
 
 /* bspe_ep.c */
 struct bspe_chan *bspe_chan_get(struct bspe_ep *ep, int chan);
@@ -230,6 +251,15 @@ u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes);
 
 void bspe_rail_revive(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		      u64 now);
+
+/* bspe_ep.c */
+void bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
+		     u64 now);
+
+/* bspe_inc.c */
+void bspe_tomb_add(struct bspe_ep *ep, const struct bspe_chan *ch, u64 now);
+int bspe_tomb_stale(const struct bspe_ep *ep, u32 node, u16 port, u32 inc,
+		    u64 now);
 
 /* bspe_rx.c */
 void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot);

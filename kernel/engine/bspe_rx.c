@@ -18,6 +18,8 @@ struct bspe_pkt {
 	u32	msg_id;
 	u32	msg_len;
 	u32	frag_off;
+	u32	src_inc;
+	u32	dst_inc;
 	u16	flags;
 	u16	src_port;
 	u16	dst_port;
@@ -29,7 +31,7 @@ struct bspe_pkt {
 };
 
 #define BSPE_F_CTRL_OK	(BSPE_F_ACKREQ | BSPE_F_CSUM | BSPE_F_PROBE | \
-			 BSPE_F_REPLY | BSPE_F_CLOSE)
+			 BSPE_F_REPLY | BSPE_F_CLOSE | BSPE_F_AUTH)
 #define BSPE_F_DATA_OK	(BSPE_F_ALL & ~(BSPE_F_PROBE | BSPE_F_REPLY | \
 					BSPE_F_CLOSE))
 
@@ -128,6 +130,8 @@ static void bspe_decode(const struct bspe_hdr *h, struct bspe_pkt *k)
 	k->dst_port = bspe_ntohs(h->dst_port);
 	k->rail = h->rail;
 	k->ack_rail = h->ack_rail;
+	k->src_inc = bspe_ntohl(h->src_inc);
+	k->dst_inc = bspe_ntohl(h->dst_inc);
 	k->seq = bspe_ntohl(h->seq);
 	k->base = bspe_ntohl(h->base);
 	k->ack = bspe_ntohl(h->ack);
@@ -169,24 +173,48 @@ static int bspe_check_data(const struct bspe_ep *ep, const struct bspe_pkt *k)
 	return -1;
 }
 
-/* Checks everything that needs no channel; returns a drop reason or -1. */
-static int bspe_check(const struct bspe_ep *ep, const void *pkt, u32 len,
-		      const struct bspe_pkt *k)
+/*
+ * The MAC, checked before anything else is looked at: with BSPE_CFG_AUTH
+ * every packet must carry a right one; without, none may (the peer is in
+ * authenticated mode and we are not: a configuration mismatch).
+ */
+static int bspe_check_auth(const struct bspe_ep *ep, const void *pkt,
+			   const struct bspe_pkt *k)
 {
-	if (len < (u32)BSPE_HDR_LEN + k->payload_len)
-		return BSPE_DROP_TRUNCATED;
+	if (!(ep->cfg.flags & BSPE_CFG_AUTH))
+		return (k->flags & BSPE_F_AUTH) ? BSPE_DROP_AUTH : -1;
+	if (!(k->flags & BSPE_F_AUTH) ||
+	    !bspe_mac_ok(ep->cfg.key, pkt, BSPE_HDR_LEN + k->payload_len))
+		return BSPE_DROP_AUTH;
+	return -1;
+}
+
+/* Checks everything that needs no channel; returns a drop reason or -1. */
+static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
+		      const void *pkt, u8 rail, const struct bspe_pkt *k)
+{
 	if (k->flags & ~BSPE_F_ALL)
 		return BSPE_DROP_FLAGS;
-	if (k->flags & BSPE_F_CSUM) {
+	if (k->flags & BSPE_F_AUTH) {
+		/* Verified already; the MAC replaces the checksum. */
+		if (k->flags & BSPE_F_CSUM)
+			return BSPE_DROP_FLAGS;
+	} else if (k->flags & BSPE_F_CSUM) {
 		if (!bspe_csum_ok(pkt, BSPE_HDR_LEN + k->payload_len))
 			return BSPE_DROP_CSUM;
 	} else if (ep->cfg.flags & BSPE_CFG_REQUIRE_CSUM) {
 		return BSPE_DROP_CSUM;
 	}
+	if (!(k->flags & BSPE_F_AUTH) && h->mac)
+		return BSPE_DROP_MALFORMED;
 	if (k->dst_node != ep->cfg.node || k->dst_port != ep->cfg.port)
 		return BSPE_DROP_ADDR;
-	if (k->rail >= ep->cfg.nrails || k->ack_rail >= ep->cfg.nrails)
+	/* The rail a frame came on is a fact; the header's is a claim. */
+	if (k->rail != rail || k->rail >= ep->cfg.nrails ||
+	    k->ack_rail >= ep->cfg.nrails)
 		return BSPE_DROP_RAIL;
+	if (!k->src_inc)
+		return BSPE_DROP_MALFORMED;
 	if (k->seq - k->base > BSPE_MAX_WND || k->eoh - k->ack > BSPE_MAX_WND)
 		return BSPE_DROP_MALFORMED;
 	if (k->type == BSPE_T_DATA)
@@ -463,14 +491,48 @@ static int bspe_rx_chan(const struct bspe_ep *ep, const struct bspe_pkt *k)
 	return bspe_chan_find(ep, k->src_node, k->src_port);
 }
 
+/*
+ * Incarnation rules (Documentation/protocol.rst "Incarnations"); needs the
+ * sender's channel @c (or -1) but changes nothing. Returns a drop reason or
+ * -1; sets *@reset if the packet comes from a newer incarnation of the
+ * channel's peer endpoint (the channel must be reset before it is used).
+ */
+static int bspe_check_inc(const struct bspe_ep *ep, int c,
+			  const struct bspe_pkt *k, int *reset, u64 now)
+{
+	u32 known = c >= 0 ? ep->chans[c].peer_inc : 0;
+
+	*reset = 0;
+	/* For an earlier endpoint on our port. */
+	if (k->dst_inc && k->dst_inc != ep->cfg.incarnation)
+		return BSPE_DROP_STALE;
+	if (known) {
+		if (bspe_inc_newer(known, k->src_inc))
+			return BSPE_DROP_STALE;
+		*reset = k->src_inc != known;
+	} else if (bspe_tomb_stale(ep, k->src_node, k->src_port, k->src_inc,
+				   now)) {
+		return BSPE_DROP_STALE;
+	}
+	/*
+	 * A CLOSE from a sender that never heard from us is honoured only by
+	 * a channel that knows the sender's incarnation already: a late CLOSE
+	 * of an earlier endpoint must not close the channel to a new one.
+	 */
+	if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_CLOSE) &&
+	    !k->dst_inc && (!known || *reset))
+		return BSPE_DROP_STALE;
+	return -1;
+}
+
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 {
 	struct bspe_chan *ch;
 	struct bspe_hdr h;
 	struct bspe_pkt k;
-	int why, c, ret = 0;
+	int why, c, reset, ret = 0;
 
-	(void)rail;
+	/* 1. Structure: nothing else is looked at before the MAC. */
 	if (len < BSPE_HDR_LEN)
 		return bspe_drop(&ep->st, BSPE_DROP_TRUNCATED, -EBADMSG);
 	memcpy(&h, pkt, sizeof(h));
@@ -480,26 +542,49 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	    h.type != BSPE_T_PROD)
 		return bspe_drop(&ep->st, BSPE_DROP_TYPE, -EBADMSG);
 	bspe_decode(&h, &k);
-	why = bspe_check(ep, pkt, len, &k);
+	if (len < (u32)BSPE_HDR_LEN + k.payload_len)
+		return bspe_drop(&ep->st, BSPE_DROP_TRUNCATED, -EBADMSG);
+	/* 2. Authenticity. */
+	why = bspe_check_auth(ep, pkt, &k);
+	if (why >= 0)
+		return bspe_drop(&ep->st, why, -EACCES);
+	/* 3. Fields, address, rail, incarnations, epoch: no state changes. */
+	why = bspe_check(ep, &h, pkt, rail, &k);
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -EBADMSG);
 	c = bspe_rx_chan(ep, &k);
+	why = bspe_check_inc(ep, c, &k, &reset, now);
+	if (why >= 0)
+		return bspe_drop(&ep->st, why, -ESTALE);
 	if (c >= 0 && (ep->chans[c].flags & BSPE_CHAN_GROUP) &&
 	    k.epoch > ep->epoch + 1)
 		return bspe_drop(&ep->st, BSPE_DROP_EPOCH, -EBADMSG);
-	if (c >= 0 && bspe_base_jump(ep, &ep->chans[c].rrail[k.rail], k.base))
+	if (c >= 0 && !reset &&
+	    bspe_base_jump(ep, &ep->chans[c].rrail[k.rail], k.base))
 		return bspe_drop(&ep->st, BSPE_DROP_MALFORMED, -EBADMSG);
+	/* 4. Only a valid packet opens a channel or changes one. */
 	if (c < 0 && (ep->cfg.flags & BSPE_CFG_AUTO_OPEN))
 		c = bspe_chan_open(ep, k.src_node, k.src_port, 0, NULL);
 	if (c < 0)
 		return bspe_drop(&ep->st, BSPE_DROP_NOCHAN, -ENOENT);
 	ch = &ep->chans[c];
 	ep->rx_hint = (u32)c;
+	if (reset)
+		bspe_chan_reset(ep, ch, k.src_inc, now);
+	ch->peer_inc = k.src_inc;
 
 	/* The sender's own sequence state: skip what it settled. */
 	ch->rrail[k.rail].synced = 1;
 	bspe_rcv_skip(ep, &ch->rrail[k.rail], k.base);
-	bspe_rx_acks(ep, ch, &k, now);
+	/*
+	 * Ack fields of a sender that has not heard from us (dst_inc 0)
+	 * cannot be about us: ignored. A prod of such a sender is answered,
+	 * which tells it our incarnation.
+	 */
+	if (k.dst_inc)
+		bspe_rx_acks(ep, ch, &k, now);
+	else if (k.type == BSPE_T_PROD)
+		ch->rrail[k.rail].reply_now = 1;
 	if (ch->flags & BSPE_CHAN_GROUP)
 		bspe_implicit(ep, k.epoch, now);
 	if (k.type == BSPE_T_DATA) {
@@ -520,13 +605,14 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 			 * above). Once every live rail's came, what it did not
 			 * acknowledge can never be delivered and its partial
 			 * messages never complete: free the channel for the
-			 * next peer (or for a new socket on the same port,
-			 * which numbers from zero again). A lost CLOSE leaves
-			 * the channel to the usual probes and timeouts.
+			 * next peer, leaving a tombstone that keeps the closed
+			 * endpoint's late frames out. A lost CLOSE leaves the
+			 * channel to the usual probes and timeouts.
 			 */
 			ch->peer_closing |= (u8)(1u << k.rail);
 			if ((ch->peer_closing & ch->rail_up) == ch->rail_up) {
 				ep->st.chan_closes++;
+				bspe_tomb_add(ep, ch, now);
 				bspe_chan_close(ep, c, now);
 				return 0;
 			}

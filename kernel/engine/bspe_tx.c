@@ -22,7 +22,9 @@ void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 	struct bspe_srail *sr = &ch->srail[rail];
 	struct bspe_rrail *rr = &ch->rrail[ack_rail];
 
-	if (ep->cfg.flags & BSPE_CFG_CSUM)
+	if (ep->cfg.flags & BSPE_CFG_AUTH)
+		flags |= BSPE_F_AUTH;	/* the MAC replaces the checksum */
+	else if (ep->cfg.flags & BSPE_CFG_CSUM)
 		flags |= BSPE_F_CSUM;
 	memset(h, 0, sizeof(*h));
 	h->version = BSPE_VERSION;
@@ -34,6 +36,8 @@ void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 	h->dst_port = bspe_htons(ch->port);
 	h->rail = rail;
 	h->ack_rail = ack_rail;
+	h->src_inc = bspe_htonl(ep->cfg.incarnation);
+	h->dst_inc = bspe_htonl(ch->peer_inc);
 	h->seq = bspe_htonl(sr->snd_nxt);
 	h->base = bspe_htonl(sr->snd_una);
 	h->ack = bspe_htonl(rr->rcv_nxt);
@@ -100,6 +104,8 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	u32 off = p->frag * ep->cfg.frag_size;
 	u32 len = m->len - off;
 
+	if (ep->closed)
+		return;
 	if (len > ep->cfg.frag_size)
 		len = ep->cfg.frag_size;
 	if (p->flags & BSPE_SPKT_SYNC)
@@ -477,6 +483,8 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 		return -EINVAL;
 	if (len > ep->cfg.max_msg)
 		return -EMSGSIZE;
+	if (ep->closed)
+		return -ESHUTDOWN;
 	if (!ch->rail_up && ch->down_since &&
 	    now - ch->down_since >= ep->cfg.unreach_ns)
 		return -EHOSTUNREACH;

@@ -25,18 +25,20 @@ WirePkt decode(const uint8_t *p, int src, int dst) {
     w.src = src;
     w.dst = dst;
     w.type = p[1];
-    w.flags = be16(p + 2);
-    w.rail = p[16];
-    w.ack_rail = p[17];
-    w.seq = be32(p + 20);
-    w.base = be32(p + 24);
-    w.ack = be32(p + 28);
-    w.eoh = be32(p + 32);
-    w.epoch = be32(p + 36);
-    w.msg_id = be32(p + 40);
-    w.msg_len = be32(p + 44);
-    w.frag_off = be32(p + 48);
-    w.payload_len = be16(p + 54);
+    w.flags = be16(p + offsetof(bspe_hdr, flags));
+    w.rail = p[offsetof(bspe_hdr, rail)];
+    w.ack_rail = p[offsetof(bspe_hdr, ack_rail)];
+    w.src_inc = be32(p + offsetof(bspe_hdr, src_inc));
+    w.dst_inc = be32(p + offsetof(bspe_hdr, dst_inc));
+    w.seq = be32(p + offsetof(bspe_hdr, seq));
+    w.base = be32(p + offsetof(bspe_hdr, base));
+    w.ack = be32(p + offsetof(bspe_hdr, ack));
+    w.eoh = be32(p + offsetof(bspe_hdr, eoh));
+    w.epoch = be32(p + offsetof(bspe_hdr, epoch));
+    w.msg_id = be32(p + offsetof(bspe_hdr, msg_id));
+    w.msg_len = be32(p + offsetof(bspe_hdr, msg_len));
+    w.frag_off = be32(p + offsetof(bspe_hdr, frag_off));
+    w.payload_len = be16(p + offsetof(bspe_hdr, payload_len));
     return w;
 }
 
@@ -331,8 +333,8 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
     if (x->len)
         std::memcpy(pkt->data() + BSPE_HDR_LEN, payload, x->len);
     WirePkt w = decode(pkt->data(), src, dst);
-    if (w.flags & BSPE_F_CSUM)
-        bspe_csum_fill(pkt->data(), pkt->data() + BSPE_HDR_LEN, x->len);
+    bspe_seal(nodes_[static_cast<size_t>(src)]->ep(), pkt->data(), pkt->data() + BSPE_HDR_LEN,
+              x->len);
     if (tap)
         tap(w);
     bool data = w.type == BSPE_T_DATA;

@@ -86,6 +86,7 @@ struct WirePkt {
     uint8_t type = 0;
     uint16_t flags = 0;
     uint32_t seq = 0, base = 0, ack = 0, eoh = 0, epoch = 0, msg_id = 0, msg_len = 0, frag_off = 0;
+    uint32_t src_inc = 0, dst_inc = 0;
     uint8_t ack_rail = 0;
     uint16_t payload_len = 0;
 };

@@ -35,6 +35,28 @@ constexpr std::uint16_t kPort = 1;                // engine port of the one endp
 constexpr std::uint32_t kBlobMagic = 0x55445042;  // "BPDU"
 constexpr std::size_t kMaxDatagram = 65536;
 
+// Incarnation of a new endpoint (Documentation/protocol.rst "Incarnations"): the real-time
+// clock in milliseconds modulo 2^32, and strictly newer than the previous endpoint of this
+// process, so that the late packets of an earlier endpoint on the same (pid, port) are
+// refused by the peers.
+u32 next_incarnation() {
+    static std::atomic<u32> last{0};
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    const auto now = static_cast<u32>(ms);
+    u32 old = last.load();
+    u32 inc;
+    do {
+        inc = old + 1;
+        if (old == 0 || static_cast<std::int32_t>(now - inc) > 0)
+            inc = now;
+        if (inc == 0)
+            inc = 1;
+    } while (!last.compare_exchange_weak(old, inc));
+    return inc;
+}
+
 std::string errno_text(int e) {
     return std::strerror(e < 0 ? -e : e);
 }
@@ -145,9 +167,11 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
             parse_integer(v, 64, static_cast<long long>(kMaxDatagram) - 28 - BSPE_HDR_LEN);
         if (!f)
             throw std::runtime_error(std::string("BSP_UDP_FRAG=") + v +
-                                     " is invalid (expected 64 to 65452 bytes)");
+                                     " is invalid (expected 64 to " +
+                                     std::to_string(kMaxDatagram - 28 - BSPE_HDR_LEN) + " bytes)");
         cfg_.frag_size = static_cast<u16>(*f);
     }
+    cfg_.incarnation = next_incarnation();
     cfg_.max_msg = 256 << 10;
     cfg_.rcvbuf = 32 << 20;
     cfg_.sndbuf_pkts = 4096;
@@ -278,15 +302,20 @@ void UdpTransport::cb_xmit(void *ctx, const bspe_xmit *x) {
     if (x->rail >= t->rails_.size() || x->node >= t->peers_.size())
         return;
     iovec iov[2];
-    iov[0].iov_base = const_cast<u8 *>(x->hdr);
+    alignas(8) u8 hdr[BSPE_HDR_LEN];
+    std::memcpy(hdr, x->hdr, BSPE_HDR_LEN);
+    iov[0].iov_base = hdr;
     iov[0].iov_len = BSPE_HDR_LEN;
     int n = 1;
+    const std::byte *payload = nullptr;
     if (x->msg && x->len > 0) {
         auto *m = static_cast<OutMsg *>(x->msg);
-        iov[1].iov_base = m->bytes.data() + x->off;
+        payload = m->bytes.data() + x->off;
+        iov[1].iov_base = const_cast<std::byte *>(payload);
         iov[1].iov_len = x->len;
         n = 2;
     }
+    bspe_seal(t->ep_, hdr, payload, payload ? x->len : 0);
     msghdr mh{};
     sockaddr_in to = t->peers_[x->node].addr[x->rail];
     mh.msg_name = &to;

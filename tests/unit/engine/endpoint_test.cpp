@@ -146,7 +146,7 @@ TEST(Endpoint, RefusedPlacementIsRecovered) {
             std::memcpy(p.data(), x.hdr, BSPE_HDR_LEN);
             if (x.len)
                 std::memcpy(p.data() + BSPE_HDR_LEN, static_cast<uint8_t *>(x.msg) + x.off, x.len);
-            bspe_csum_fill(p.data(), p.data() + BSPE_HDR_LEN, x.len);
+            bspe_seal(to == b ? a : b, p.data(), p.data() + BSPE_HDR_LEN, x.len);
             bspe_rx(to, x.rail, p.data(), static_cast<uint32_t>(p.size()), now);
         }
     };

@@ -15,6 +15,8 @@ using namespace enginetest;
 
 namespace {
 
+constexpr uint32_t kPeerInc = 5;  // incarnation of the hand-built packets' sender
+
 int rx_ok(void *, const bspe_rx_frag *) {
     return 0;
 }
@@ -53,6 +55,7 @@ class Hostile : public ::testing::Test {
         h->dst_node = htonl(1);
         h->src_port = htons(1);
         h->dst_port = htons(1);
+        h->src_inc = htonl(kPeerInc);
         h->seq = htonl(seq);
         h->epoch = htonl(1);
         h->msg_id = htonl(msg_id);
@@ -115,7 +118,7 @@ TEST_F(Hostile, TruncatedPackets) {
 }
 
 TEST_F(Hostile, WrongVersionAndType) {
-    for (uint8_t v : {0, 2, 255}) {
+    for (uint8_t v : {0, 1, 3, 255}) {
         auto p = valid(1, 1);
         hdr(p)->version = v;
         refused(p, -EPROTONOSUPPORT, BSPE_DROP_VERSION);
@@ -129,8 +132,11 @@ TEST_F(Hostile, WrongVersionAndType) {
 
 TEST_F(Hostile, FlagsAddressesRails) {
     auto p = valid(1, 1);
-    hdr(p)->flags = htons(0xffff);
+    hdr(p)->flags = htons(0xffff & ~BSPE_F_AUTH);
     refused(p, -EBADMSG, BSPE_DROP_FLAGS);
+    p = valid(1, 1);
+    hdr(p)->flags = htons(0xffff);  // a MAC this endpoint does not expect comes first
+    refused(p, -EACCES, BSPE_DROP_AUTH);
     p = valid(1, 1);
     hdr(p)->flags = htons(BSPE_F_PROBE);  // probe bit on DATA
     refused(p, -EBADMSG, BSPE_DROP_FLAGS);
@@ -151,6 +157,9 @@ TEST_F(Hostile, FlagsAddressesRails) {
     refused(p, -EBADMSG, BSPE_DROP_RAIL);
     p = valid(1, 1);
     hdr(p)->ack_rail = 2;
+    refused(p, -EBADMSG, BSPE_DROP_RAIL);
+    p = valid(1, 1);
+    hdr(p)->rail = 1;  // a rail that exists, but the packet came on rail 0
     refused(p, -EBADMSG, BSPE_DROP_RAIL);
 }
 
@@ -223,6 +232,7 @@ TEST_F(Hostile, ControlPacketsWithDataFields) {
     h->dst_node = htonl(1);
     h->dst_port = htons(1);
     h->src_port = htons(1);
+    h->src_inc = htonl(kPeerInc);
     h->flags = htons(BSPE_F_PROBE);
     refused(q, -EBADMSG, BSPE_DROP_MALFORMED);
     h->flags = htons(BSPE_F_SYNC);
@@ -232,7 +242,7 @@ TEST_F(Hostile, ControlPacketsWithDataFields) {
 TEST_F(Hostile, ChecksumWrongOrMissing) {
     auto p = valid(1, 1);
     hdr(p)->flags = htons(BSPE_F_CSUM);
-    bspe_csum_fill(p.data(), p.data() + BSPE_HDR_LEN, 1000);
+    bspe_seal(ep, p.data(), p.data() + BSPE_HDR_LEN, 1000);
     p[BSPE_HDR_LEN + 10] ^= 1;
     refused(p, -EBADMSG, BSPE_DROP_CSUM);
     ep->cfg.flags |= BSPE_CFG_REQUIRE_CSUM;

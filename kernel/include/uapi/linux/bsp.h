@@ -163,10 +163,12 @@ enum bsp_proto_drop {
 	BSP_PROTO_DROP_NOBUFS,		/* receive buffer full */
 	BSP_PROTO_DROP_NOMEM,		/* no memory for the message */
 	BSP_PROTO_DROP_DUP,		/* already received */
+	BSP_PROTO_DROP_AUTH,		/* MAC missing or wrong */
+	BSP_PROTO_DROP_STALE,		/* for or from an earlier socket */
 	__BSP_PROTO_DROP_MAX,
 };
 
-#define BSP_PROTO_DROP_SLOTS	16	/* size of bsp_proto_stats.drops[] */
+#define BSP_PROTO_DROP_SLOTS	32	/* size of bsp_proto_stats.drops[] */
 
 struct bsp_proto_stats {
 	__u64	data_tx;	/* DATA packets sent, retransmissions included */
