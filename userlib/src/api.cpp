@@ -178,6 +178,16 @@ void end() {
     bsp::rt::Runtime &rt = running("bsp_end");
     rt.sync("bsp_end", bsp::rt::SyncKind::End);
     s.phase = Phase::Ending;
+    if (s.transport && std::getenv("BSP_STATS")) {
+        // The messaging layer's bounded stash (Documentation/bsplib.rst, BSP_STATS).
+        const auto &st = rt.messaging().stash_stats();
+        std::fprintf(stderr,
+                     "bsp: messaging stats of process %d: stash_dropped %llu "
+                     "stash_dropped_bytes %llu stash_peak_bytes %llu\n",
+                     s.pid, static_cast<unsigned long long>(st.dropped),
+                     static_cast<unsigned long long>(st.dropped_bytes),
+                     static_cast<unsigned long long>(st.peak_bytes));
+    }
     if (s.transport)
         s.transport->serve_in_background();
     if (s.session)
