@@ -40,11 +40,6 @@ done
 expect_ok ip -n nsA link add bsp0 netns nsB type bsp
 ip -n nsB link show bsp0 >/dev/null || fail "bsp0 is not in nsB"
 ip -n nsA link show bsp0 >/dev/null 2>&1 && fail "bsp0 is in nsA"
-# the master is nsB's: a second one there is refused, nsA has none yet
-out=$(ip -n nsB link add bsp1 type bsp 2>&1) && fail "nsB accepted a second bsp device"
-echo "$out" | grep -q "already has a bsp device" || fail "second master in nsB: $out"
-expect_ok ip -n nsA link add bspA type bsp
-expect_ok ip -n nsA link del bspA
 
 ip -n nsB link set eth0 master bsp0 || fail "enslave eth0 in nsB"
 ip -n nsB link set eth0 up
@@ -85,6 +80,15 @@ wait $rpid || { cat "$tmp/r"; fail "receive in nsC"; }
 grep -q "recv ok 20 " "$tmp/r" || { cat "$tmp/r"; fail "nsC did not receive 20 messages"; }
 log "20 messages from nsB to nsC"
 sleep 0.5	# hellos on B's rail for a few periods more
+
+# the master is nsB's: a second one there is refused, also when asked
+# for from another namespace, which keeps the right to its own
+out=$(ip -n nsB link add bsp1 type bsp 2>&1) && fail "nsB accepted a second bsp device"
+echo "$out" | grep -q "already has a bsp device" || fail "second master in nsB: $out"
+ip netns add nsA || fail "netns nsA"
+expect_fail ip -n nsA link add bsp1 netns nsB type bsp
+expect_ok ip -n nsA link add bspA type bsp
+expect_ok ip -n nsA link del bspA
 
 cleanup
 bsp_unload
