@@ -63,7 +63,7 @@ def hdr_pkt(typ, src_node, src_port, dst_node, dst_port, flags=0, epoch=0,
                     epoch, 0, msg_len, 0, unit, len(payload))
     assert len(h) == HDR_LEN
     c = csum(h + payload)
-    return h[:14] + struct.pack("!H", c) + h[16:] + payload
+    return h[:18] + struct.pack("!H", c) + h[20:] + payload
 
 
 def mac_bytes(s):
