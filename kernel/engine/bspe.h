@@ -390,6 +390,16 @@ void bspe_timer(struct bspe_ep *ep, u64 now);
  */
 void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now);
 
+/*
+ * The caller's group changed (BSP_GROUP): the endpoint's epoch starts again
+ * from 0, like the caller's, and no channel is a group member any more (the
+ * caller marks the new members with bspe_chan_open(.., BSPE_CHAN_GROUP, ..)
+ * afterwards). Messages already submitted are kept; the epoch rule of the
+ * new group never settles them (its barriers say nothing about them), only
+ * acknowledgements do.
+ */
+void bspe_group_reset(struct bspe_ep *ep, u64 now);
+
 /* The reader consumed @bytes of delivered messages (frees rcvbuf). */
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now);
 

@@ -168,6 +168,38 @@ void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)
 	bspe_push_all(ep, now);
 }
 
+/* No epoch of any group settles what @ch sent so far: only acks will. */
+static void bspe_epoch_forget(struct bspe_ep *ep, struct bspe_chan *ch)
+{
+	u32 i, r, s;
+
+	for (i = 0; i < ch->mcount; i++)
+		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd].epoch = ~0u;
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		struct bspe_srail *sr = &ch->srail[r];
+
+		for (s = sr->snd_una; s != sr->snd_nxt; s++)
+			sr->ring[s % ep->cfg.snd_wnd].epoch = ~0u;
+	}
+}
+
+void bspe_group_reset(struct bspe_ep *ep, u64 now)
+{
+	u32 c;
+
+	(void)now;
+	ep->epoch = 0;
+	ep->peer_epoch = 0;
+	for (c = 0; c < ep->cfg.max_chans; c++) {
+		struct bspe_chan *ch = &ep->chans[c];
+
+		if (!ch->used)
+			continue;
+		ch->flags &= (u8)~BSPE_CHAN_GROUP;
+		bspe_epoch_forget(ep, ch);
+	}
+}
+
 void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		    u16 flags, u8 rail, u8 ack_rail, u64 now)
 {

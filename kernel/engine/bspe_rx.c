@@ -205,7 +205,8 @@ static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
 	} else if (ep->cfg.flags & BSPE_CFG_REQUIRE_CSUM) {
 		return BSPE_DROP_CSUM;
 	}
-	if (!(k->flags & BSPE_F_AUTH) && h->mac)
+	/* The field the flags do not use is zero (the MAC covers neither). */
+	if ((k->flags & BSPE_F_AUTH) ? h->csum != 0 : h->mac != 0)
 		return BSPE_DROP_MALFORMED;
 	if (k->dst_node != ep->cfg.node || k->dst_port != ep->cfg.port)
 		return BSPE_DROP_ADDR;
@@ -507,9 +508,10 @@ static int bspe_check_inc(const struct bspe_ep *ep, int c,
 	if (k->dst_inc && k->dst_inc != ep->cfg.incarnation)
 		return BSPE_DROP_STALE;
 	if (known) {
-		if (bspe_inc_newer(known, k->src_inc))
+		/* Exactly 2^31 apart is neither: refused like an older one. */
+		*reset = bspe_inc_newer(k->src_inc, known);
+		if (k->src_inc != known && !*reset)
 			return BSPE_DROP_STALE;
-		*reset = k->src_inc != known;
 	} else if (bspe_tomb_stale(ep, k->src_node, k->src_port, k->src_inc,
 				   now)) {
 		return BSPE_DROP_STALE;
