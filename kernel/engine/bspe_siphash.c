@@ -17,29 +17,29 @@ static inline u64 bspe_le64(const u8 *p)
 	       (u64)p[6] << 48 | (u64)p[7] << 56;
 }
 
-#define BSPE_SIPROUND(s)						\
-	do {								\
-		(s)->v0 += (s)->v1;					\
-		(s)->v1 = bspe_rol64((s)->v1, 13);			\
-		(s)->v1 ^= (s)->v0;					\
-		(s)->v0 = bspe_rol64((s)->v0, 32);			\
-		(s)->v2 += (s)->v3;					\
-		(s)->v3 = bspe_rol64((s)->v3, 16);			\
-		(s)->v3 ^= (s)->v2;					\
-		(s)->v0 += (s)->v3;					\
-		(s)->v3 = bspe_rol64((s)->v3, 21);			\
-		(s)->v3 ^= (s)->v0;					\
-		(s)->v2 += (s)->v1;					\
-		(s)->v1 = bspe_rol64((s)->v1, 17);			\
-		(s)->v1 ^= (s)->v2;					\
-		(s)->v2 = bspe_rol64((s)->v2, 32);			\
-	} while (0)
+static inline void bspe_sipround(struct bspe_siphash *s)
+{
+	s->v0 += s->v1;
+	s->v1 = bspe_rol64(s->v1, 13);
+	s->v1 ^= s->v0;
+	s->v0 = bspe_rol64(s->v0, 32);
+	s->v2 += s->v3;
+	s->v3 = bspe_rol64(s->v3, 16);
+	s->v3 ^= s->v2;
+	s->v0 += s->v3;
+	s->v3 = bspe_rol64(s->v3, 21);
+	s->v3 ^= s->v0;
+	s->v2 += s->v1;
+	s->v1 = bspe_rol64(s->v1, 17);
+	s->v1 ^= s->v2;
+	s->v2 = bspe_rol64(s->v2, 32);
+}
 
 static inline void bspe_sip_block(struct bspe_siphash *s, u64 m)
 {
 	s->v3 ^= m;
-	BSPE_SIPROUND(s);
-	BSPE_SIPROUND(s);
+	bspe_sipround(s);
+	bspe_sipround(s);
 	s->v0 ^= m;
 }
 
@@ -83,10 +83,10 @@ u64 bspe_siphash_final(struct bspe_siphash *s)
 {
 	bspe_sip_block(s, s->tail | (s->len & 0xff) << 56);
 	s->v2 ^= 0xff;
-	BSPE_SIPROUND(s);
-	BSPE_SIPROUND(s);
-	BSPE_SIPROUND(s);
-	BSPE_SIPROUND(s);
+	bspe_sipround(s);
+	bspe_sipround(s);
+	bspe_sipround(s);
+	bspe_sipround(s);
 	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
 }
 
