@@ -27,6 +27,17 @@
  * it. Order: lock_sock > bsp_transport.lock > pending.lock >
  * sk_receive_queue.lock. The peer table is read under RCU only.
  *
+ * Channel memory: the engine's fixed part is allocated at bind; each
+ * channel (one remote socket) is allocated when it opens, through
+ * bsp_cb_chan_alloc, and charged to the memory cgroup of the socket's
+ * creator and to sk_omem_alloc; BSP_CHANNELS is a ceiling on open channels.
+ * Engine calls run under a spin lock, so a channel opened in process
+ * context (send, group, expect) takes a spare allocated before the lock
+ * (kvmalloc, may sleep); one the engine opens for a new sender in softirq
+ * takes the spare or an atomic allocation, and a work item refills the
+ * spare. A sender gets a channel only for a frame that passed the engine's
+ * validation (bsp_cb_chan_new).
+ *
  * Lifetime: the endpoint is created at bind and settled at close
  * (bspe_fini completes whatever is left with -ECONNRESET and aborts
  * partial reassemblies); its memory is freed by the socket destructor,
@@ -37,9 +48,14 @@
 #include <linux/etherdevice.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/bsearch.h>
 
 #include "transport.h"
 #include "peer.h"
@@ -55,8 +71,12 @@ struct bsp_transport {
 	struct hrtimer timer;
 	u16 msg_wnd;
 	u16 max_chans;
-	struct sk_buff **slots;		/* [chan * msg_wnd + slot] */
-	struct bsp_endpoint *chans;	/* remote endpoint of each channel */
+	size_t chan_size;		/* bytes of one engine channel */
+	void *spare;			/* a channel's memory, ready for softirq */
+	struct bsp_endpoint *members;	/* remote group members, sorted */
+	u32 nmembers;
+	struct mem_cgroup *memcg;	/* charged for channels, or NULL */
+	struct work_struct refill;	/* allocates the next spare */
 	struct sk_buff_head txq;	/* frames to send after unlock */
 	bool flushing;			/* a context is sending txq */
 	u32 rx_epoch;			/* epoch of the frame in bspe_rx */
@@ -82,7 +102,41 @@ static u64 bsp_now(void)
 	return ktime_get_ns();
 }
 
+static int bsp_member_cmp(const void *a, const void *b)
+{
+	const struct bsp_endpoint *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (int)x->port - (int)y->port;
+}
+
+/* Under tp->lock: BSPE_CHAN_GROUP if (@node, @port) is a group member. */
+static u32 bsp_member_flags(struct bsp_transport *tp, u32 node, u16 port)
+{
+	struct bsp_endpoint key = { .node = node, .port = port };
+
+	if (!tp->nmembers)
+		return 0;
+	return bsearch(&key, tp->members, tp->nmembers, sizeof(key),
+		       bsp_member_cmp) ? BSPE_CHAN_GROUP : 0;
+}
+
 /* ---- engine callbacks: tp->lock held, bottom halves off ---- */
+
+/*
+ * Slot @slot of channel @chan, or NULL if either is out of range. A
+ * channel's private bytes (cfg.chan_priv) are its msg_wnd slots: the
+ * messages being reassembled.
+ */
+static struct sk_buff **bsp_slot(struct bsp_transport *tp, int chan, u32 slot)
+{
+	struct sk_buff **slots = bspe_chan_priv(tp->ep, chan);
+
+	if (!slots || slot >= tp->msg_wnd)
+		return NULL;
+	return &slots[slot];
+}
 
 static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 {
@@ -111,54 +165,62 @@ static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 	__skb_queue_tail(&tp->txq, skb);
 }
 
+/*
+ * A slot holds an skb only while the engine reassembles a message in it
+ * (from the first fragment it accepted to deliver or rx_abort), so the
+ * channel's memory holds no skb when the engine frees it.
+ */
 static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 {
 	struct bsp_transport *tp = ctx;
-	u32 idx = f->chan * tp->msg_wnd + f->slot;
+	struct sk_buff **sp = bsp_slot(tp, f->chan, f->slot);
 	struct sk_buff *skb;
 
-	if (f->chan < 0 || f->chan >= tp->max_chans || f->slot >= tp->msg_wnd)
+	if (!sp)
 		return -EINVAL;
-	skb = tp->slots[idx];
+	skb = *sp;
 	if (f->first) {
 		kfree_skb(skb);	/* never expected: the engine aborts first */
 		skb = bsp_msg_alloc_rx(f->msg_len, GFP_ATOMIC | __GFP_NOWARN);
-		tp->slots[idx] = skb;
+		*sp = skb;
 		if (!skb)
 			return -ENOMEM;
 		bsp_cb(skb)->epoch = tp->rx_epoch;
 	}
 	if (!skb)
 		return -ENOMEM;
-	if (f->len && skb_store_bits(skb, f->off, f->data, f->len))
+	if (f->len && skb_store_bits(skb, f->off, f->data, f->len)) {
+		if (f->first) {	/* refused: the slot stays free */
+			kfree_skb(skb);
+			*sp = NULL;
+		}
 		return -EINVAL;
+	}
 	return 0;
 }
 
 static void bsp_cb_rx_abort(void *ctx, int chan, u32 slot)
 {
 	struct bsp_transport *tp = ctx;
-	u32 idx;
+	struct sk_buff **sp = bsp_slot(tp, chan, slot);
 
-	if (chan < 0 || chan >= tp->max_chans || slot >= tp->msg_wnd)
+	if (!sp)
 		return;
-	idx = chan * tp->msg_wnd + slot;
-	kfree_skb(tp->slots[idx]);
-	tp->slots[idx] = NULL;
+	kfree_skb(*sp);
+	*sp = NULL;
 }
 
 static void bsp_cb_deliver(void *ctx, const struct bspe_delivery *d)
 {
 	struct bsp_transport *tp = ctx;
 	struct sock *sk = &tp->bs->sk;
+	struct sk_buff **sp = bsp_slot(tp, d->chan, d->slot);
 	struct sk_buff *skb;
-	u32 idx;
 
-	if (d->chan < 0 || d->chan >= tp->max_chans || d->slot >= tp->msg_wnd)
+	if (!sp)
 		return;
-	idx = d->chan * tp->msg_wnd + d->slot;
-	skb = tp->slots[idx];
-	tp->slots[idx] = NULL;
+	skb = *sp;
+	*sp = NULL;
 	if (!skb) {
 		skb = bsp_msg_alloc_rx(0, GFP_ATOMIC);	/* empty message */
 		if (!skb) {
@@ -208,6 +270,86 @@ static void bsp_cb_rail_event(void *ctx, u32 node, u8 rail, int up)
 			     tp->bs->port, rail, node, up ? "alive" : "dead");
 }
 
+/* Allocates @size bytes for a channel, charged to the socket's creator. */
+static void *bsp_chan_mem_alloc(struct bsp_transport *tp, size_t size,
+				gfp_t gfp)
+{
+	struct mem_cgroup *old = set_active_memcg(tp->memcg);
+	void *mem;
+
+	if (gfpflags_allow_blocking(gfp))
+		mem = kvmalloc(size, gfp | __GFP_ACCOUNT);
+	else
+		mem = kmalloc(size, gfp | __GFP_ACCOUNT | __GFP_NOWARN);
+	set_active_memcg(old);
+	return mem;
+}
+
+static void bsp_refill_fn(struct work_struct *work)
+{
+	struct bsp_transport *tp = container_of(work, struct bsp_transport,
+						refill);
+	void *mem = bsp_chan_mem_alloc(tp, tp->chan_size, GFP_KERNEL);
+
+	spin_lock_bh(&tp->lock);
+	if (!tp->spare && tp->ep) {
+		tp->spare = mem;
+		mem = NULL;
+	}
+	spin_unlock_bh(&tp->lock);
+	kvfree(mem);
+}
+
+static void *bsp_cb_chan_alloc(void *ctx, size_t size)
+{
+	struct bsp_transport *tp = ctx;
+	void *mem = tp->spare;
+
+	if (WARN_ON_ONCE(size != tp->chan_size))
+		return NULL;
+	if (mem) {
+		tp->spare = NULL;
+		schedule_work(&tp->refill);
+	} else {
+		mem = bsp_chan_mem_alloc(tp, size, GFP_ATOMIC);
+		if (!mem) {
+			schedule_work(&tp->refill);
+			return NULL;
+		}
+	}
+	atomic_add(size, &tp->bs->sk.sk_omem_alloc);
+	return mem;
+}
+
+static void bsp_cb_chan_free(void *ctx, void *mem, size_t size)
+{
+	struct bsp_transport *tp = ctx;
+
+	atomic_sub(size, &tp->bs->sk.sk_omem_alloc);
+	kvfree(mem);	/* deferred if vmalloc'd: bottom halves are off */
+}
+
+/*
+ * A frame that passed validation comes from a socket without a channel:
+ * the engine opens one, with the rails the peer table knows alive.
+ */
+static int bsp_cb_chan_new(void *ctx, u32 node, u16 port, void **cookie,
+			   u8 *rails)
+{
+	struct bsp_transport *tp = ctx;
+	struct bsp_peer *p;
+	u8 r, up = 0;
+
+	rcu_read_lock();
+	p = bsp_peer_lookup_rcu(tp->bn, node);
+	for (r = 0; p && r < bsp_max_rails; r++)
+		if (READ_ONCE(p->rails[r].alive))
+			up |= BIT(r);
+	rcu_read_unlock();
+	*rails = up;
+	return bsp_member_flags(tp, node, port);
+}
+
 static const struct bspe_ops bsp_engine_ops = {
 	.xmit		= bsp_cb_xmit,
 	.rx_data	= bsp_cb_rx_data,
@@ -216,6 +358,9 @@ static const struct bspe_ops bsp_engine_ops = {
 	.complete	= bsp_cb_complete,
 	.timer		= bsp_cb_timer,
 	.rail_event	= bsp_cb_rail_event,
+	.chan_alloc	= bsp_cb_chan_alloc,
+	.chan_free	= bsp_cb_chan_free,
+	.chan_new	= bsp_cb_chan_new,
 };
 
 /* ---- helpers ---- */
@@ -292,21 +437,41 @@ static void bsp_sync_rails(struct bsp_transport *tp, u32 node, u64 now)
 	rcu_read_unlock();
 }
 
+/*
+ * Process context, before tp->lock: make sure a spare channel allocation
+ * is ready, so that opening a channel under the lock need not allocate.
+ */
+static void bsp_spare_fill(struct bsp_transport *tp)
+{
+	void *mem;
+
+	if (READ_ONCE(tp->spare))
+		return;
+	mem = bsp_chan_mem_alloc(tp, tp->chan_size, GFP_KERNEL);
+	if (!mem)
+		return;	/* the open falls back to an atomic allocation */
+	spin_lock_bh(&tp->lock);
+	if (!tp->spare && tp->ep) {
+		tp->spare = mem;
+		mem = NULL;
+	}
+	spin_unlock_bh(&tp->lock);
+	kvfree(mem);
+}
+
 /* Under tp->lock: the channel to (@node, @port), opened if needed. */
 static int bsp_chan_get(struct bsp_transport *tp, u32 node, u16 port,
 			u32 flags, u64 now)
 {
 	int chan = bspe_chan_find(tp->ep, node, port);
+	bool fresh = chan < 0;
 
 	if (chan >= 0 && !flags)
 		return chan;
+	flags |= bsp_member_flags(tp, node, port);
 	chan = bspe_chan_open(tp->ep, node, port, flags, NULL);
-	if (chan >= 0 && chan < tp->max_chans) {
-		tp->chans[chan].node = node;
-		tp->chans[chan].port = port;
-		tp->chans[chan].reserved = 1;	/* in use */
+	if (chan >= 0 && fresh)
 		bsp_sync_rails(tp, node, now);
-	}
 	return chan;
 }
 
@@ -357,9 +522,11 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.port = bs->port;
 	cfg.nrails = bsp_max_rails;
 	cfg.flags = BSPE_CFG_AUTO_OPEN;
+	get_random_bytes(cfg.hash_key, sizeof(cfg.hash_key));
 	if (bsp_checksum)
 		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
-	cfg.max_chans = bs->chans ?: bsp_max_chans;
+	cfg.max_chans = bs->chans ?: bsp_max_chans;	/* a ceiling */
+	cfg.chan_priv = cfg.msg_wnd * sizeof(struct sk_buff *);
 	mtu = min_t(u32, bsp_rails_mtu(bn), U16_MAX);
 	cfg.frag_size = mtu - BSPE_HDR_LEN;
 	cfg.max_msg = BSP_MSG_MAX;
@@ -376,14 +543,13 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp = kzalloc(sizeof(*tp), GFP_KERNEL_ACCOUNT);
 	if (!tp)
 		return -ENOMEM;
-	/* sized by the socket's owner (BSP_CHANNELS): charged to its cgroup */
+	/* the fixed part: ~12 bytes per channel of the BSP_CHANNELS ceiling */
 	tp->mem = kvzalloc(size, GFP_KERNEL_ACCOUNT);
-	tp->slots = kvcalloc((size_t)cfg.max_chans * cfg.msg_wnd,
-			     sizeof(*tp->slots), GFP_KERNEL_ACCOUNT);
-	tp->chans = kvcalloc(cfg.max_chans, sizeof(*tp->chans),
-			     GFP_KERNEL_ACCOUNT);
-	if (!tp->mem || !tp->slots || !tp->chans)
+	if (!tp->mem)
 		goto nomem;
+	tp->memcg = get_mem_cgroup_from_mm(current->mm);
+	tp->chan_size = bspe_chan_size(&cfg);
+	INIT_WORK(&tp->refill, bsp_refill_fn);
 	spin_lock_init(&tp->lock);
 	skb_queue_head_init(&tp->txq);
 	init_waitqueue_head(&tp->send_wait);
@@ -395,8 +561,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->max_chans = cfg.max_chans;
 	tp->ep = bspe_init(tp->mem, size, &cfg, &bsp_engine_ops, tp);
 	if (!tp->ep) {
-		kvfree(tp->chans);
-		kvfree(tp->slots);
+		mem_cgroup_put(tp->memcg);
 		kvfree(tp->mem);
 		kfree(tp);
 		return -EINVAL;
@@ -406,8 +571,6 @@ int bsp_transport_create(struct bsp_sock *bs)
 	WRITE_ONCE(bs->tp, tp);
 	return 0;
 nomem:
-	kvfree(tp->chans);
-	kvfree(tp->slots);
 	kvfree(tp->mem);
 	kfree(tp);
 	return -ENOMEM;
@@ -417,8 +580,8 @@ void bsp_transport_close(struct bsp_sock *bs)
 {
 	struct bsp_transport *tp = bs->tp;
 	struct sock *sk = &bs->sk;
+	void *spare;
 	long linger;
-	u32 i;
 
 	if (!tp)
 		return;
@@ -451,16 +614,16 @@ void bsp_transport_close(struct bsp_sock *bs)
 
 	bsp_lock(tp);
 	if (tp->ep) {
-		bspe_fini(tp->ep);
+		bspe_fini(tp->ep);	/* aborts reassemblies, frees channels */
 		tp->ep = NULL;
 	}
-	for (i = 0; i < (u32)tp->max_chans * tp->msg_wnd; i++) {
-		kfree_skb(tp->slots[i]);
-		tp->slots[i] = NULL;
-	}
+	spare = tp->spare;
+	tp->spare = NULL;
 	__skb_queue_purge(&tp->txq);
 	spin_unlock_bh(&tp->lock);
 	hrtimer_cancel(&tp->timer);
+	cancel_work_sync(&tp->refill);	/* it finds tp->ep NULL: keeps nothing */
+	kvfree(spare);
 }
 
 void bsp_transport_free(struct bsp_sock *bs)
@@ -470,8 +633,10 @@ void bsp_transport_free(struct bsp_sock *bs)
 	if (!tp)
 		return;
 	bs->tp = NULL;
-	kvfree(tp->chans);
-	kvfree(tp->slots);
+	cancel_work_sync(&tp->refill);
+	kvfree(tp->spare);
+	kvfree(tp->members);
+	mem_cgroup_put(tp->memcg);
 	kvfree(tp->mem);
 	kfree(tp);
 }
@@ -498,8 +663,10 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 		flags |= BSPE_SEND_SYNC;
 
 	for (;;) {
-		u64 now = bsp_now();
+		u64 now;
 
+		bsp_spare_fill(tp);
+		now = bsp_now();
 		bsp_lock(tp);
 		if (!tp->ep) {
 			bsp_unlock_flush(tp);
@@ -508,7 +675,8 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 		chan = bsp_chan_get(tp, node, port, 0, now);
 		if (chan < 0) {
 			bsp_unlock_flush(tp);
-			return chan == -ENOSPC ? -ENOBUFS : chan;
+			return chan == -ENOSPC || chan == -ENOMEM ? -ENOBUFS :
+			       chan;
 		}
 		err = bspe_send(tp->ep, chan, skb, skb->len, flags, now);
 		if (!err)
@@ -546,34 +714,60 @@ u32 bsp_transport_channels(const struct bsp_transport *tp)
 	return tp->max_chans;
 }
 
+/*
+ * The group's remote members get their channels when they are first used
+ * (a send, an expectation, or a valid frame from them), with the GROUP
+ * flag; channels already open to members get it now. A group with more
+ * remote members than the channel ceiling is refused (ENOBUFS).
+ */
 int bsp_transport_set_group(struct bsp_sock *bs)
 {
 	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
 	struct bsp_transport *tp = bs->tp;
-	u64 now = bsp_now();
-	int err = 0;
-	u32 i;
+	struct bsp_endpoint *members = NULL;
+	u32 i, n = 0;
+	int chan;
 
 	if (!tp)
 		return 0;
+	if (bs->group_size) {
+		members = kvmalloc_array(bs->group_size, sizeof(*members),
+					 GFP_KERNEL_ACCOUNT);
+		if (!members)
+			return -ENOMEM;
+	}
+	for (i = 0; i < bs->group_size; i++) {
+		const struct bsp_endpoint *m = &bs->group[i];
+
+		if (m->node == BSP_NODE_LOCAL || m->node == bsp_node_id(bn))
+			continue;	/* same node: no channel */
+		members[n].node = m->node;
+		members[n].port = m->port;
+		members[n].reserved = 0;
+		n++;
+	}
+	if (n > tp->max_chans) {
+		kvfree(members);
+		return -ENOBUFS;
+	}
+	sort(members, n, sizeof(*members), bsp_member_cmp, NULL);
 	bsp_lock(tp);
 	if (tp->ep) {
 		bspe_set_nprocs(tp->ep, max_t(u32, bs->group_size, 1));
-		for (i = 0; i < bs->group_size && !err; i++) {
-			const struct bsp_endpoint *m = &bs->group[i];
-			int chan;
+		swap(tp->members, members);
+		tp->nmembers = n;
+		for (i = 0; i < n; i++) {
+			const struct bsp_endpoint *m = &tp->members[i];
 
-			if (m->node == BSP_NODE_LOCAL ||
-			    m->node == bsp_node_id(bn))
-				continue;	/* same node: no channel */
-			chan = bsp_chan_get(tp, m->node, m->port,
-					    BSPE_CHAN_GROUP, now);
-			if (chan < 0)
-				err = chan == -ENOSPC ? -ENOBUFS : chan;
+			chan = bspe_chan_find(tp->ep, m->node, m->port);
+			if (chan >= 0)
+				bspe_chan_open(tp->ep, m->node, m->port,
+					       BSPE_CHAN_GROUP, NULL);
 		}
 	}
 	bsp_unlock_flush(tp);
-	return err;
+	kvfree(members);	/* the previous group's */
+	return 0;
 }
 
 void bsp_transport_superstep_done(struct bsp_sock *bs, u32 epoch)
@@ -598,6 +792,7 @@ int bsp_transport_expect(struct bsp_sock *bs, const struct bsp_expect *e)
 	if (!tp || e->peer.node == BSP_NODE_LOCAL ||
 	    e->peer.node == bsp_node_id(bn))
 		return 0;	/* local messages need no prods */
+	bsp_spare_fill(tp);
 	now = bsp_now();
 	bsp_lock(tp);
 	if (tp->ep) {
@@ -760,9 +955,7 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	if (tp->ep) {
 		u64 now = bsp_now();
 
-		if (h->type == BSPE_T_DATA)
-			bsp_chan_get(tp, ntohl(h->src_node),
-				     ntohs(h->src_port), 0, now);
+		/* the engine opens a channel only for a valid frame */
 		tp->rx_epoch = ntohl(h->epoch);
 		err = bspe_rx(tp->ep, rail, skb->data, skb->len, now);
 	} else {
@@ -784,20 +977,12 @@ void bsp_transport_node_reset(struct bsp_net *bn, u32 node)
 	hlist_for_each_entry_rcu(bs, &bn->socks, list_node) {
 		struct bsp_transport *tp = READ_ONCE(bs->tp);
 		u64 now = bsp_now();
-		int c;
 
 		if (!tp)
 			continue;
 		bsp_lock(tp);
-		for (c = 0; tp->ep && c < tp->max_chans; c++) {
-			struct bsp_endpoint *e = &tp->chans[c];
-
-			if (!e->reserved || e->node != node)
-				continue;
-			e->reserved = 0;
-			if (bspe_chan_find(tp->ep, e->node, e->port) == c)
-				bspe_chan_close(tp->ep, c, now);
-		}
+		if (tp->ep)
+			bspe_node_close(tp->ep, node, now);
 		bsp_unlock_flush(tp);
 	}
 	rcu_read_unlock();

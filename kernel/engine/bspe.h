@@ -23,10 +23,24 @@
  * and must not sleep (queue work instead).
  *
  * Memory: the engine never allocates. The caller obtains the size of the
- * state for a configuration with bspe_mem_size(), provides that much
- * zero-initialisable memory (kernel: kvzalloc) to bspe_init(), and frees it
- * after bspe_fini(). Every window and table is bounded by the configuration;
- * input beyond them is refused and counted by reason.
+ * endpoint's fixed part with bspe_mem_size() (a few hundred bytes plus a
+ * dozen bytes per possible channel: table, free list, hash buckets),
+ * provides that much memory to bspe_init(), and frees it after bspe_fini().
+ * A channel's memory (bspe_chan_size() bytes: windows, rings, reassembly
+ * bitmaps, and cfg.chan_priv bytes for the caller) is obtained through
+ * ops->chan_alloc when the channel opens and returned through
+ * ops->chan_free when it closes; cfg.max_chans is a ceiling on open
+ * channels, not a preallocation. A sender the endpoint does not know gets a
+ * channel only from a packet that passed every validation. Every window and
+ * table is bounded by the configuration; input beyond them is refused and
+ * counted by reason.
+ *
+ * Work: per packet, per timer expiry and per pacing release the engine
+ * visits only the channels concerned (lists of channels with unsettled
+ * messages and with deadlines, a FIFO of messages in submission order),
+ * never the whole table; channels are found by a hash keyed with
+ * cfg.hash_key. Rail state changes (bspe_rail_set, a rail the engine
+ * declares dead) visit every open channel.
  *
  * Payload bytes never pass through the engine on transmit: a message stays
  * owned by the caller (an opaque cookie) and the engine asks the caller to
@@ -65,7 +79,7 @@ extern "C" {
  * @nrails:		rails of this node (1..BSPE_MAX_RAILS); rail r of every
  *			node is on the same network.
  * @flags:		BSPE_CFG_*.
- * @max_chans:		channel table size (remote endpoints).
+ * @max_chans:		most channels (remote endpoints) open at a time.
  * @frag_size:		payload bytes per DATA packet (MTU - BSPE_HDR_LEN).
  * @snd_wnd:		per (channel, rail) send ring: packets outstanding.
  * @rcv_wnd:		per (channel, rail) receive window in sequence numbers.
@@ -86,6 +100,11 @@ extern "C" {
  *			at least L * stripe_min bytes (0: frag_size).
  * @rail_fail_probes:	unanswered timeout probes on a rail before the engine
  *			declares that rail dead for the peer node.
+ * @chan_priv:		bytes the caller wants in every channel's allocation
+ *			(bspe_chan_priv()), zeroed at open; at most 65536.
+ * @hash_key:		key of the channel lookup hash (SipHash-2-4 of the
+ *			remote address): fill with random bytes, so that
+ *			nobody can pick addresses that share a bucket.
  */
 struct bspe_cfg {
 	u32	node;
@@ -111,6 +130,9 @@ struct bspe_cfg {
 	u64	prod_max_ns;
 	u64	ack_delay_ns;
 	u64	unreach_ns;
+	u32	chan_priv;
+	u32	reserved2;
+	u64	hash_key[2];
 };
 
 /* Reasons a received packet (or part of it) is refused; index of drops[]. */
@@ -167,6 +189,8 @@ struct bspe_stats {
 	u64	msgs_rx;		/* messages delivered (receiver) */
 	u64	msgs_failed;		/* messages completed with an error */
 	u64	chan_closes;		/* channels freed: the peer closed */
+	u64	chans_opened;		/* channels allocated (endpoint) */
+	u64	chan_visits;		/* channels visited by timer/push walks */
 	u64	drops[BSPE_DROP_MAX];	/* refused input by reason */
 };
 
@@ -234,7 +258,7 @@ struct bspe_delivery {
 
 /*
  * struct bspe_ops - actions out. All callbacks are mandatory except
- * rail_event and rx_abort.
+ * rail_event, rx_abort and chan_new.
  *
  * @xmit:	transmit a packet (may drop it: loss is recovered).
  * @rx_data:	place a fragment; return 0, or a negative errno to refuse it
@@ -253,6 +277,18 @@ struct bspe_delivery {
  *		probing a rail it declared dead, every 8 timeouts, until a probe
  *		is answered on it). The rail layer may also bring it back with
  *		bspe_rail_set(.., 1) (a hello on it).
+ * @chan_alloc:	memory for a channel being opened: @size bytes
+ *		(bspe_chan_size()), aligned to 8, or NULL (the open fails with
+ *		-ENOMEM). Charge it to the endpoint's owner; it runs in every
+ *		context the engine is called in (kernel: softirq too).
+ * @chan_free:	a channel closed: return @mem (@size bytes).
+ * @chan_new:	optional. A packet that passed every validation comes from
+ *		(@node, @port), unknown to the endpoint (BSPE_CFG_AUTO_OPEN):
+ *		return BSPE_CHAN_* flags to open a channel for it, or a negative
+ *		errno to refuse (counted as BSPE_DROP_NOCHAN). @cookie and
+ *		@rails (live rails to @node, preset from other channels to it,
+ *		else all) may be changed. Without it, such channels open with no
+ *		flags.
  */
 struct bspe_ops {
 	void	(*xmit)(void *ctx, const struct bspe_xmit *x);
@@ -262,6 +298,10 @@ struct bspe_ops {
 	void	(*complete)(void *ctx, void *msg, int status);
 	void	(*timer)(void *ctx, u64 when);
 	void	(*rail_event)(void *ctx, u32 node, u8 rail, int up);
+	void	*(*chan_alloc)(void *ctx, size_t size);
+	void	(*chan_free)(void *ctx, void *mem, size_t size);
+	int	(*chan_new)(void *ctx, u32 node, u16 port, void **cookie,
+			    u8 *rails);
 };
 
 struct bspe_ep;
@@ -272,8 +312,18 @@ void bspe_cfg_default(struct bspe_cfg *cfg);
 /* Returns 0 if @cfg is usable, else -EINVAL. */
 int bspe_cfg_check(const struct bspe_cfg *cfg);
 
-/* Bytes of memory an endpoint with @cfg needs (0 if @cfg is invalid). */
+/*
+ * Bytes of memory the fixed part of an endpoint with @cfg needs (0 if @cfg
+ * is invalid): the endpoint, its channel table, free list and hash buckets.
+ */
 size_t bspe_mem_size(const struct bspe_cfg *cfg);
+
+/*
+ * Bytes of one channel's allocation (ops->chan_alloc) with @cfg, caller's
+ * chan_priv included (0 if @cfg is invalid). An endpoint with n open
+ * channels holds bspe_mem_size() + n * bspe_chan_size() bytes.
+ */
+size_t bspe_chan_size(const struct bspe_cfg *cfg);
 
 /*
  * Initialises an endpoint in @mem (@size >= bspe_mem_size(cfg), alignment
@@ -306,8 +356,9 @@ const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep);
 
 /*
  * Opens the channel to (@node, @port) (or returns the existing one, updating
- * its flags and cookie). Returns the channel index >= 0, -ENOSPC if the
- * table is full, -EINVAL for our own address.
+ * its flags and cookie). Returns the channel index >= 0 (0..max_chans-1,
+ * reused after a close), -ENOSPC if max_chans channels are open, -ENOMEM
+ * if ops->chan_alloc failed, -EINVAL for our own address.
  */
 int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 		   void *cookie);
@@ -315,9 +366,19 @@ int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 /* Index of the channel to (@node, @port) or -ENOENT. */
 int bspe_chan_find(const struct bspe_ep *ep, u32 node, u16 port);
 
+/* The caller's cfg.chan_priv bytes of open channel @chan, or NULL. */
+void *bspe_chan_priv(const struct bspe_ep *ep, int chan);
+
+/* Number of open channels. */
+u32 bspe_chan_count(const struct bspe_ep *ep);
+
+/* Closes every channel to @node (it restarted); returns how many. */
+u32 bspe_node_close(struct bspe_ep *ep, u32 node, u64 now);
+
 /*
  * Closes a channel: pending messages complete with -ECONNRESET, partial
- * reassemblies are aborted, the slot becomes free. Returns 0 or -EINVAL.
+ * reassemblies are aborted, its memory goes back through ops->chan_free and
+ * its index may be reused. Returns 0 or -EINVAL.
  */
 int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
 

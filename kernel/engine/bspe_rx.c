@@ -208,7 +208,7 @@ void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 	if (!sl->active)
 		return;
 	if (ep->ops->rx_abort)
-		ep->ops->rx_abort(ep->ctx, (int)(ch - ep->chans), slot);
+		ep->ops->rx_abort(ep->ctx, (int)ch->idx, slot);
 	ep->rx_reserved -= sl->len < ep->rx_reserved ? sl->len :
 			   ep->rx_reserved;
 	sl->active = 0;
@@ -245,7 +245,7 @@ static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 		if (!sl->active || sl->msg_id != ch->rcv_next_msg ||
 		    sl->got != sl->nfrags)
 			break;
-		d.chan = (int)(ch - ep->chans);
+		d.chan = (int)ch->idx;
 		d.chan_cookie = ch->cookie;
 		d.node = ch->node;
 		d.port = ch->port;
@@ -335,7 +335,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
 	was_active = ch->rx_active != 0;
-	f.chan = (int)(ch - ep->chans);
+	f.chan = (int)ch->idx;
 	f.chan_cookie = ch->cookie;
 	f.slot = slot;
 	f.first = !sl->active;
@@ -456,9 +456,9 @@ static int bspe_base_jump(const struct bspe_ep *ep,
 /* Channel of the sender: the last one that sent (bursts), else a search. */
 static int bspe_rx_chan(const struct bspe_ep *ep, const struct bspe_pkt *k)
 {
-	const struct bspe_chan *ch = &ep->chans[ep->rx_hint];
+	const struct bspe_chan *ch = ep->tab[ep->rx_hint];
 
-	if (ch->used && ch->node == k->src_node && ch->port == k->src_port)
+	if (ch && ch->node == k->src_node && ch->port == k->src_port)
 		return (int)ep->rx_hint;
 	return bspe_chan_find(ep, k->src_node, k->src_port);
 }
@@ -484,16 +484,19 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -EBADMSG);
 	c = bspe_rx_chan(ep, &k);
-	if (c >= 0 && (ep->chans[c].flags & BSPE_CHAN_GROUP) &&
+	if (c >= 0 && (ep->tab[c]->flags & BSPE_CHAN_GROUP) &&
 	    k.epoch > ep->epoch + 1)
 		return bspe_drop(&ep->st, BSPE_DROP_EPOCH, -EBADMSG);
-	if (c >= 0 && bspe_base_jump(ep, &ep->chans[c].rrail[k.rail], k.base))
+	if (c >= 0 && bspe_base_jump(ep, &ep->tab[c]->rrail[k.rail], k.base))
 		return bspe_drop(&ep->st, BSPE_DROP_MALFORMED, -EBADMSG);
-	if (c < 0 && (ep->cfg.flags & BSPE_CFG_AUTO_OPEN))
-		c = bspe_chan_open(ep, k.src_node, k.src_port, 0, NULL);
+	/* Only a packet that passed every check above opens a channel. */
+	if (c < 0)
+		c = bspe_chan_auto(ep, k.src_node, k.src_port);
+	if (c == -ENOMEM)
+		return bspe_drop(&ep->st, BSPE_DROP_NOMEM, -ENOMEM);
 	if (c < 0)
 		return bspe_drop(&ep->st, BSPE_DROP_NOCHAN, -ENOENT);
-	ch = &ep->chans[c];
+	ch = ep->tab[c];
 	ep->rx_hint = (u32)c;
 
 	/* The sender's own sequence state: skip what it settled. */

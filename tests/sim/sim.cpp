@@ -62,8 +62,9 @@ struct CbTimer {
 
 Node::Node(Sim &sim, int id, const bspe_cfg &cfg) : sim_(sim), id_(id) {
     static const bspe_ops ops = {
-        &Node::cb_xmit,     &Node::cb_rx_data, &Node::cb_deliver,    &Node::cb_rx_abort,
-        &Node::cb_complete, &Node::cb_timer,   &Node::cb_rail_event,
+        &Node::cb_xmit,      &Node::cb_rx_data, &Node::cb_deliver,    &Node::cb_rx_abort,
+        &Node::cb_complete,  &Node::cb_timer,   &Node::cb_rail_event, &Node::cb_chan_alloc,
+        &Node::cb_chan_free, nullptr,
     };
     size_t sz = bspe_mem_size(&cfg);
     mem_.assign(sz / 8 + 1, 0);
@@ -72,7 +73,30 @@ Node::Node(Sim &sim, int id, const bspe_cfg &cfg) : sim_(sim), id_(id) {
     backlog_.resize(sim.net_.nodes);
 }
 
+// The engine is not torn down (its callbacks would reach into the dying sim): channel memory
+// is freed with the node.
 Node::~Node() = default;
+
+void *Node::cb_chan_alloc(void *ctx, size_t size) {
+    auto *n = static_cast<Node *>(ctx);
+    if (n->chan_alloc_fail > 0) {
+        --n->chan_alloc_fail;
+        return nullptr;
+    }
+    std::unique_ptr<uint64_t[]> m(new uint64_t[(size + 7) / 8]);
+    void *p = m.get();
+    n->chan_mem_.emplace(p, std::move(m));
+    n->chan_bytes += size;
+    n->chan_allocs++;
+    return p;
+}
+
+void Node::cb_chan_free(void *ctx, void *mem, size_t size) {
+    auto *n = static_cast<Node *>(ctx);
+    if (n->chan_mem_.erase(mem) != 1)
+        n->errors.push_back("chan_free of memory not from chan_alloc");
+    n->chan_bytes -= size;
+}
 
 bspe_stats Node::stats(int peer, int rail) const {
     bspe_stats s;

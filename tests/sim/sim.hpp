@@ -129,6 +129,11 @@ class Node {
     std::function<void(Node &, const Delivered &)> on_deliver;
     std::function<void(Node &, uint64_t serial, int status)> on_complete;
     std::function<void(Node &, int peer, int rail, int up)> on_rail_event;
+    // Channel memory the engine holds now (ops->chan_alloc minus chan_free), and allocations.
+    uint64_t chan_bytes = 0;
+    uint64_t chan_allocs = 0;
+    // ops->chan_alloc fails while this is non-zero (counted down per refusal).
+    int chan_alloc_fail = 0;
 
   private:
     friend class Sim;
@@ -145,10 +150,13 @@ class Node {
     static void cb_complete(void *ctx, void *msg, int status);
     static void cb_timer(void *ctx, uint64_t when);
     static void cb_rail_event(void *ctx, uint32_t node, uint8_t rail, int up);
+    static void *cb_chan_alloc(void *ctx, size_t size);
+    static void cb_chan_free(void *ctx, void *mem, size_t size);
 
     Sim &sim_;
     int id_;
     std::vector<uint64_t> mem_;
+    std::map<void *, std::unique_ptr<uint64_t[]>> chan_mem_;  // channel allocations
     bspe_ep *ep_ = nullptr;
     std::vector<int> chan_;  // node -> channel index
     std::map<Msg *, std::unique_ptr<Msg>> msgs_;
