@@ -357,3 +357,45 @@ TEST(Channels, WorkIsOverActiveChannelsOnly) {
     EXPECT_EQ(sent, 15u);
     EXPECT_EQ(bspe_chan_count(r.ep), static_cast<uint32_t>(kIdle + 1));
 }
+
+// Lazy channels under loss, bursts, reordering and duplication: six nodes send in a ring, so
+// each opens one channel to send (at its first send) and gets one from its first valid packet;
+// every message arrives exactly once, and each node holds exactly two channels' memory.
+TEST(Channels, LazyChannelsUnderFaultsDeliverExactlyOnce) {
+    bspsim::NetCfg n = net(6, 2, 21);
+    n.lazy_chans = true;
+    for (auto &r : n.rail) {
+        r.faults.loss = 0.05;
+        r.faults.burst_start = 0.01;
+        r.faults.burst_len = 4;
+        r.faults.reorder = 0.05;
+        r.faults.reorder_ns = 20 * kUs;
+        r.faults.duplicate = 0.05;
+    }
+    bspe_cfg c = test_cfg();
+    c.nprocs = 1 << 20;  // every ACKREQ answered at once
+    bspsim::Sim sim(n, c);
+    for (int i = 0; i < 6; i++)
+        EXPECT_EQ(sim.node(i).chan_bytes, 0u);
+    for (int k = 0; k < 20; k++)
+        for (int i = 0; i < 6; i++)
+            sim.send(i, (i + 1) % 6,
+                     bspsim::Sim::pattern(i, (i + 1) % 6, k, 1 + (k * 977 + i * 131) % 9000),
+                     BSPE_SEND_LAST);
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_EQ(sim.pending(), 0u);
+    const size_t per = bspe_chan_size(&sim.node(0).ep()->cfg);
+    for (int i = 0; i < 6; i++) {
+        auto &nd = sim.node(i);
+        EXPECT_TRUE(nd.errors.empty()) << nd.errors.front();
+        EXPECT_EQ(bspe_chan_count(nd.ep()), 2u) << i;
+        EXPECT_EQ(nd.chan_bytes, 2 * per) << i;
+        EXPECT_EQ(nd.chan_allocs, 2u) << i;
+        EXPECT_GE(bspe_chan_find(nd.ep(), static_cast<uint32_t>((i + 1) % 6), 1), 0);
+        EXPECT_GE(bspe_chan_find(nd.ep(), static_cast<uint32_t>((i + 5) % 6), 1), 0);
+    }
+    bspe_stats t = sim.total_stats();
+    EXPECT_GT(t.dup_rx, 0u);
+    EXPECT_GT(t.retx_hole + t.retx_prod + t.retx_timeout, 0u);
+}
