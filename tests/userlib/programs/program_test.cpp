@@ -209,7 +209,7 @@ INSTANTIATE_TEST_SUITE_P(
         MisuseCase{"bsc_bad_algorithm",
                    "BSPlib error: bsc_bcast on process 1: BSC_ALGORITHM=fastest is invalid "
                    "(expected auto, direct, two-phase or tree)"},
-        MisuseCase{"bsc_not_member",
+        MisuseCase{"bsc_bad_neighbour",
                    "BSPlib error: bsc_group_create_neighbourhood on process 2: bad pid 5 in the "
                    "neighbour list (nprocs is 3)"},
         MisuseCase{"hpmove_null_tag", "BSPlib error: bsp_hpmove on process 1: tag pointer is NULL"},
