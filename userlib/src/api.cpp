@@ -38,6 +38,7 @@ class FirstProcesses final : public bsp::launch::Session {
     FirstProcesses(bsp::launch::Session &job, int nprocs) : job_(job), nprocs_(nprocs) {}
     int pid() const override { return job_.pid(); }
     int nprocs() const override { return nprocs_; }
+    std::string_view job_secret() const override { return job_.job_secret(); }
     std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
         auto all = job_.allgather(mine);
         all.resize(static_cast<std::size_t>(nprocs_));
@@ -255,6 +256,16 @@ void end() {
     if (s.profile)
         s.profile->close();
     s.phase = Phase::Ending;
+    if (s.transport && std::getenv("BSP_STATS")) {
+        // The messaging layer's bounded stash (Documentation/bsplib.rst, BSP_STATS).
+        const auto &st = rt.messaging().stash_stats();
+        std::fprintf(stderr,
+                     "bsp: messaging stats of process %d: stash_dropped %llu "
+                     "stash_dropped_bytes %llu stash_peak_bytes %llu\n",
+                     s.pid, static_cast<unsigned long long>(st.dropped),
+                     static_cast<unsigned long long>(st.dropped_bytes),
+                     static_cast<unsigned long long>(st.peak_bytes));
+    }
     if (s.transport)
         s.transport->serve_in_background();
     if (s.session)
