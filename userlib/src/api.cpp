@@ -6,15 +6,21 @@
 #include <unistd.h>
 
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "bsp.h"
 #include "c_api.hpp"
 #include "launch/session.hpp"
 #include "misuse.hpp"
+#include "profile.hpp"
 #include "runtime.hpp"
 #include "runtime_config.hpp"
 #include "transport_factory.hpp"
@@ -25,12 +31,42 @@ using bsp::rt::Misuse;
 
 enum class Phase { Before, Running, Ending, Ended };
 
+// The first nprocs processes of a launched job, when bsp_begin asked for fewer processes
+// than the job has: the transport sees only them; the others left in bsp_begin.
+class FirstProcesses final : public bsp::launch::Session {
+  public:
+    FirstProcesses(bsp::launch::Session &job, int nprocs) : job_(job), nprocs_(nprocs) {}
+    int pid() const override { return job_.pid(); }
+    int nprocs() const override { return nprocs_; }
+    std::string_view job_secret() const override { return job_.job_secret(); }
+    std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
+        auto all = job_.allgather(mine);
+        all.resize(static_cast<std::size_t>(nprocs_));
+        return all;
+    }
+    int control_fd() const override { return job_.control_fd(); }
+    [[noreturn]] void abort(std::string_view message) override {
+        job_.abort(message);
+        std::_Exit(EXIT_FAILURE);  // not reached: Session::abort never returns
+    }
+    void finish() override { job_.finish(); }
+
+  private:
+    bsp::launch::Session &job_;
+    int nprocs_;
+};
+
 struct State {
     Phase phase = Phase::Before;
     bool init_called = false;
     std::unique_ptr<bsp::launch::Session> session;
+    // Joined from the environment (bsprun, Slurm), not forked by spawn_local.
+    bool launched = false;
+    // What the runtime uses: the session, or its first processes (FirstProcesses).
+    std::unique_ptr<bsp::launch::Session> first;
     std::unique_ptr<bsp::rt::Transport> transport;
     std::unique_ptr<bsp::rt::Runtime> runtime;
+    std::unique_ptr<bsp::rt::Profile> profile;  // BSP_PROFILE
     int pid = -1;
 };
 
@@ -121,6 +157,35 @@ int available_processors() {
     return n > 0 ? static_cast<int>(n) : 1;
 }
 
+// The number of processes process 0 asked for: the argument of bsp_begin counts on
+// process 0 only (BSPedupack's programs read it there, the others pass what their global
+// holds, often 0). One allgather of the launched job.
+int asked_by_process0(bsp::launch::Session &session, int maxprocs) {
+    std::vector<std::byte> mine(4);
+    const auto v = static_cast<std::uint32_t>(maxprocs);
+    for (int i = 0; i < 4; ++i)
+        mine[static_cast<std::size_t>(i)] = static_cast<std::byte>(v >> (8 * i));
+    auto all = session.allgather(mine);
+    if (all.empty() || all[0].size() != 4)
+        throw std::runtime_error("process 0 sent no process count to bsp_begin");
+    std::uint32_t p0 = 0;
+    for (int i = 0; i < 4; ++i)
+        p0 |= static_cast<std::uint32_t>(all[0][static_cast<std::size_t>(i)]) << (8 * i);
+    return static_cast<int>(p0);
+}
+
+// A process beyond the number process 0 asked for: it takes part in the job's collectives
+// of bsp_begin (the transport's address exchange, when the processes that remain are
+// more than one), waits for the job's end and exits with status 0.
+[[noreturn]] void leave_quietly(State &s, int asked) {
+    if (asked > 1)
+        s.session->allgather({});
+    s.session->finish();
+    s.phase = Phase::Ended;
+    std::fflush(nullptr);
+    std::exit(EXIT_SUCCESS);
+}
+
 void begin(int maxprocs) {
     State &s = state();
     if (s.phase == Phase::Running)
@@ -129,21 +194,26 @@ void begin(int maxprocs) {
     if (s.phase != Phase::Before)
         throw Misuse("bsp_begin", s.pid,
                      "called after bsp_end (only one bsp_begin/bsp_end pair is allowed)");
-    if (maxprocs < 1)
-        throw Misuse("bsp_begin", -1, "maxprocs is " + std::to_string(maxprocs) + ", must be >= 1");
     std::string error;
     bsp::rt::RuntimeConfig cfg = bsp::rt::config_from_environment(&error);
-    if (!s.session)
+    if (!s.session) {
         s.session = bsp::launch::Session::join_from_environment();
-    if (s.session) {
+        s.launched = s.session != nullptr;
+    }
+    if (s.launched)
         s.pid = s.session->pid();
+    if (maxprocs < 1 && (!s.launched || s.pid == 0))
+        throw Misuse("bsp_begin", s.launched ? 0 : -1,
+                     "maxprocs is " + std::to_string(maxprocs) + ", must be >= 1");
+    if (s.launched) {
         if (!error.empty())
             collective_error(Misuse("bsp_begin", s.pid, error));
-        if (s.session->nprocs() > maxprocs)
-            collective_error(Misuse("bsp_begin", s.pid,
-                                    "the job has " + std::to_string(s.session->nprocs()) +
-                                        " processes but bsp_begin asked for at most " +
-                                        std::to_string(maxprocs)));
+        const int asked = asked_by_process0(*s.session, maxprocs);
+        if (asked < s.session->nprocs()) {
+            if (s.pid >= asked)
+                leave_quietly(s, asked);
+            s.first = std::make_unique<FirstProcesses>(*s.session, asked);
+        }
     } else {
         // Started directly: report before forking, as the only process.
         if (!error.empty())
@@ -151,12 +221,13 @@ void begin(int maxprocs) {
         if (maxprocs > 1)
             s.session = bsp::launch::Session::spawn_local(maxprocs);
     }
-    const int pid = s.session ? s.session->pid() : 0;
-    const int nprocs = s.session ? s.session->nprocs() : 1;
+    bsp::launch::Session *job = s.first ? s.first.get() : s.session.get();
+    const int pid = job ? job->pid() : 0;
+    const int nprocs = job ? job->nprocs() : 1;
     s.pid = pid;
     if (nprocs > 1) {
         try {
-            s.transport = bsp::rt::open_transport(cfg.transport, *s.session);
+            s.transport = bsp::rt::open_transport(cfg.transport, *job);
         } catch (const bsp::rt::TornDown &) {
             throw;
         } catch (const std::exception &e) {
@@ -164,6 +235,11 @@ void begin(int maxprocs) {
         }
     }
     s.runtime = std::make_unique<bsp::rt::Runtime>(pid, nprocs, s.transport.get(), cfg.messaging);
+    if (const char *path = std::getenv("BSP_PROFILE"); path && *path) {
+        s.profile = std::make_unique<bsp::rt::Profile>(
+            std::string(path) + "." + std::to_string(pid), pid, nprocs);
+        s.runtime->attach_profile(s.profile.get());
+    }
     s.phase = Phase::Running;
     std::atexit(check_end_at_exit);
     if (cfg.verbose && pid == 0)
@@ -177,7 +253,19 @@ void end() {
     State &s = state();
     bsp::rt::Runtime &rt = running("bsp_end");
     rt.sync("bsp_end", bsp::rt::SyncKind::End);
+    if (s.profile)
+        s.profile->close();
     s.phase = Phase::Ending;
+    if (s.transport && std::getenv("BSP_STATS")) {
+        // The messaging layer's bounded stash (Documentation/bsplib.rst, BSP_STATS).
+        const auto &st = rt.messaging().stash_stats();
+        std::fprintf(stderr,
+                     "bsp: messaging stats of process %d: stash_dropped %llu "
+                     "stash_dropped_bytes %llu stash_peak_bytes %llu\n",
+                     s.pid, static_cast<unsigned long long>(st.dropped),
+                     static_cast<unsigned long long>(st.dropped_bytes),
+                     static_cast<unsigned long long>(st.peak_bytes));
+    }
     if (s.transport)
         s.transport->serve_in_background();
     if (s.session)
@@ -209,6 +297,7 @@ void bsp_init(void (*spmd_part)(void), int argc, char **argv) {
         // Started by a launcher: every process runs main, but only process 0 runs the
         // sequential part; the others run the SPMD function and stop.
         s.session = bsp::launch::Session::join_from_environment();
+        s.launched = s.session != nullptr;
         if (s.session && s.session->pid() != 0) {
             s.pid = s.session->pid();
             spmd_part();
@@ -224,7 +313,12 @@ void bsp_begin(int maxprocs) {
     guarded("bsp_begin", [&] { begin(maxprocs); });
 }
 void bsp_end(void) {
-    guarded("bsp_end", [&] { end(); });
+    const void *caller = __builtin_return_address(0);
+    guarded("bsp_end", [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
+        end();
+    });
 }
 
 int bsp_pid(void) {
@@ -245,7 +339,12 @@ double bsp_time(void) {
 }
 
 void bsp_sync(void) {
-    guarded("bsp_sync", [] { running("bsp_sync").sync("bsp_sync"); });
+    const void *caller = __builtin_return_address(0);
+    guarded("bsp_sync", [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
+        running("bsp_sync").sync("bsp_sync");
+    });
 }
 
 void bsp_abort(const char *format, ...) {
@@ -325,6 +424,30 @@ int bsp_hpmove(void **tag_ptr, void **payload_ptr) {
 
 namespace bsp::capi {
 
+bool sync_ready(const char *call, bool ready) {
+    const void *caller = __builtin_return_address(0);
+    return guarded(call, [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
+        bsp::rt::Runtime &rt = running(call);
+        rt.sync(call, bsp::rt::SyncKind::Sync, ready);
+        return rt.all_ready();
+    });
+}
+
+int pid(const char *call) {
+    return guarded(call, [&] { return running(call).pid(); });
+}
+
+int nprocs(const char *call) {
+    return guarded(call, [&] { return running(call).nprocs(); });
+}
+
+void misuse(const char *call, const std::string &reason) {
+    guarded(call, [&] { throw Misuse(call, running(call).pid(), reason); });
+    std::_Exit(EXIT_FAILURE);  // not reached: guarded ends the program on Misuse
+}
+
 void push_reg(const char *call, const void *ident, std::int64_t size) {
     guarded(call, [&] { running(call).push_reg(call, ident, size); });
 }
@@ -362,14 +485,16 @@ template <typename T>
 void qsize(const char *call, T *nmessages, T *accum_nbytes) {
     guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
+        if (nmessages == nullptr)
+            throw Misuse(call, rt.pid(), "message count pointer is NULL");
+        if (accum_nbytes == nullptr)
+            throw Misuse(call, rt.pid(), "byte count pointer is NULL");
         std::int64_t n = 0, bytes = 0;
         rt.qsize(&n, &bytes);
         const T rn = reported<T>(call, rt.pid(), n, "the queue holds", "messages");
         const T rb = reported<T>(call, rt.pid(), bytes, "the queue holds", "payload bytes");
-        if (nmessages)
-            *nmessages = rn;
-        if (accum_nbytes)
-            *accum_nbytes = rb;
+        *nmessages = rn;
+        *accum_nbytes = rb;
     });
 }
 
@@ -379,6 +504,10 @@ void get_tag(const char *call, T *status, void *tag) {
         bsp::rt::Runtime &rt = running(call);
         if (status == nullptr)
             throw Misuse(call, rt.pid(), "status pointer is NULL");
+        if (tag == nullptr && rt.queue_tagsize() > 0)
+            throw Misuse(
+                call, rt.pid(),
+                "tag pointer is NULL but the tag size is " + std::to_string(rt.queue_tagsize()));
         const std::int64_t len = rt.get_tag(tag);
         *status = reported<T>(call, rt.pid(), len, "the first message has", "payload bytes");
     });
@@ -388,6 +517,10 @@ template <typename T>
 T hpmove(const char *call, void **tag_ptr, void **payload_ptr) {
     return guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
+        if (tag_ptr == nullptr)
+            throw Misuse(call, rt.pid(), "tag pointer is NULL");
+        if (payload_ptr == nullptr)
+            throw Misuse(call, rt.pid(), "payload pointer is NULL");
         // Checked before the message leaves the queue: an error leaves it in place.
         const std::int64_t len = rt.get_tag(nullptr);
         const T result = reported<T>(call, rt.pid(), len, "the first message has", "payload bytes");

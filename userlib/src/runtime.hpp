@@ -14,6 +14,7 @@
 
 #include "bsmp_queue.hpp"
 #include "messaging.hpp"
+#include "profile.hpp"
 #include "registry.hpp"
 #include "transport.hpp"
 
@@ -46,12 +47,21 @@ class Runtime {
               std::int64_t nbytes);
     void qsize(std::int64_t *nmessages, std::int64_t *accum_nbytes) const;
     std::int64_t tagsize() const { return tagsize_; }
+    // The tag size of the messages in the queue: the first message's, or (empty queue)
+    // the tag size of this superstep.
+    std::int64_t queue_tagsize() const;
     // Payload length of the first message and its tag, or -1 when the queue is empty.
     std::int64_t get_tag(void *tag) const;
     void move(std::string_view call, void *payload, std::int64_t reception_nbytes);
     std::int64_t hpmove(void **tag_ptr, void **payload_ptr);
 
-    void sync(std::string_view call, SyncKind kind = SyncKind::Sync);
+    // ready: this process contributes Contribution::ready to the barrier (the collectives
+    // library's bsc_sync(bsc_flush)); all_ready() then tells whether every process did.
+    void sync(std::string_view call, SyncKind kind = SyncKind::Sync, bool ready = false);
+    bool all_ready() const { return all_ready_; }
+
+    // BSP_PROFILE: record every superstep into p (owned by the caller; null: off).
+    void attach_profile(Profile *p) { profile_ = p; }
 
     const Messaging &messaging() const { return messaging_; }
     const Registry &registry() const { return registry_; }
@@ -66,6 +76,7 @@ class Runtime {
     struct PendingGet {
         GetRequest req;
         void *dst = nullptr;
+        std::uint64_t seq = 0;  // issue order among all gets of the superstep
     };
     struct DestOps {
         std::vector<Buffered> records;
@@ -85,6 +96,9 @@ class Runtime {
                                       const std::string &reason);
     void validate(std::string_view call, SyncKind kind, const std::vector<Contribution> &all);
     void deliver(const std::vector<std::vector<std::vector<std::byte>>> &in);
+    void count_out(SuperstepProfile &sp) const;
+    void count_in(const std::vector<std::vector<std::vector<std::byte>>> &in,
+                  SuperstepProfile &sp) const;
 
     int pid_;
     int nprocs_;
@@ -96,6 +110,10 @@ class Runtime {
     std::uint64_t superstep_ = 0;
     std::int64_t tagsize_ = 0;
     std::int64_t tagsize_request_ = -1;
+    std::uint64_t gets_issued_ = 0;  // in this superstep
+    bool all_ready_ = false;         // of the last sync
+    Profile *profile_ = nullptr;
+    double superstep_begin_ = 0;  // for the profile: when the current superstep began
     std::chrono::steady_clock::time_point start_;
 };
 

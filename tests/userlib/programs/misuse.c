@@ -1,8 +1,10 @@
 /* BSPlib programs that misuse the library, one per case (argv[1]); each must end the
  * whole program with one message naming the call, the process and the reason. */
+#include <bsc.h>
 #include <bsp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *which;
@@ -46,6 +48,39 @@ static void spmd(void)
     }
     if (is("move_empty") && bsp_pid() == 0)
         bsp_move(&y, 4);
+    if (is("qsize_null_count") && bsp_pid() == 1)
+        bsp_qsize(NULL, &y);
+    if (is("qsize_null_bytes") && bsp_pid() == 2)
+        bsp_qsize(&y, NULL);
+    if (is("get_tag_null")) {
+        int t = 4;
+        bsp_set_tagsize(&t);
+        bsp_sync();
+        if (bsp_pid() == 0)
+            bsp_get_tag(&y, NULL);
+    }
+    if (is("bsc_bad_root") && bsp_pid() == 0)
+        bsc_bcast(bsc_start, 7, bsc_all, &y, x, 4);
+    if (is("bsc_bad_algorithm") && bsp_pid() == 1) {
+        setenv("BSC_ALGORITHM", "fastest", 1);
+        bsc_bcast(bsc_start, 0, bsc_all, &y, x, 4);
+    }
+    if (is("bsc_bad_neighbour")) {
+        bsc_group_t g = bsc_group_create_partition(bsp_pid() == 2);
+        if (bsp_pid() == 2) {
+            int n[2] = {2, 5};
+            bsc_group_create_neighbourhood(n, 2);
+        }
+        bsc_group_destroy(g);
+    }
+    if (is("hpmove_null_tag") && bsp_pid() == 1) {
+        void *payload = NULL;
+        bsp_hpmove(NULL, &payload);
+    }
+    if (is("hpmove_null_payload") && bsp_pid() == 0) {
+        void *tag = NULL;
+        bsp_hpmove(&tag, NULL);
+    }
     if (is("abort") && bsp_pid() == 1)
         bsp_abort("process %d gives up: %s\n", bsp_pid(), "no solution");
     if (is("sync_vs_end") && bsp_pid() == 1)

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <string>
 
@@ -194,6 +197,24 @@ INSTANTIATE_TEST_SUITE_P(
         MisuseCase{"tagsize_negative",
                    "BSPlib error: bsp_set_tag_size on process 1: negative tag size -2"},
         MisuseCase{"move_empty", "BSPlib error: bsp_move on process 0: the message queue is empty"},
+        MisuseCase{"qsize_null_count",
+                   "BSPlib error: bsp_qsize on process 1: message count pointer is NULL"},
+        MisuseCase{"qsize_null_bytes",
+                   "BSPlib error: bsp_qsize on process 2: byte count pointer is NULL"},
+        MisuseCase{"get_tag_null",
+                   "BSPlib error: bsp_get_tag on process 0: tag pointer is NULL but the tag size "
+                   "is 4"},
+        MisuseCase{"bsc_bad_root",
+                   "BSPlib error: bsc_bcast on process 0: root 7 is not a member of the group"},
+        MisuseCase{"bsc_bad_algorithm",
+                   "BSPlib error: bsc_bcast on process 1: BSC_ALGORITHM=fastest is invalid "
+                   "(expected auto, direct, two-phase or tree)"},
+        MisuseCase{"bsc_bad_neighbour",
+                   "BSPlib error: bsc_group_create_neighbourhood on process 2: bad pid 5 in the "
+                   "neighbour list (nprocs is 3)"},
+        MisuseCase{"hpmove_null_tag", "BSPlib error: bsp_hpmove on process 1: tag pointer is NULL"},
+        MisuseCase{"hpmove_null_payload",
+                   "BSPlib error: bsp_hpmove on process 0: payload pointer is NULL"},
         MisuseCase{"abort", "process 1 gives up: no solution"},
         MisuseCase{"sync_vs_end",
                    "BSPlib error: bsp_end on process 1: process 1 called bsp_end while process 0 "
@@ -299,6 +320,28 @@ TEST_F(UnderBsprun, SeedProgramsAndPrimitives) {
     expect_clean(r);
 }
 
+// The examples read their argument on every process: under bsprun the processes other
+// than 0 never run main's sequential part (they used the default size before).
+TEST_F(UnderBsprun, ExamplesReadTheirArgumentOnEveryProcess) {
+#ifdef BSPRUN_PATH
+    const std::string dir = BSP_EXAMPLES_DIR;
+    auto r =
+        run_program({BSPRUN_PATH, "-n", "3", dir + "/sort", "2000"}, {{"BSP_TRANSPORT", "udp"}});
+    EXPECT_EQ(r.out, "sorted 6000 keys on 3 processes: ok\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run_program({BSPRUN_PATH, "-n", "3", dir + "/matvec", "30"}, {{"BSP_TRANSPORT", "udp"}});
+    EXPECT_EQ(r.out.substr(0, 28), "y = A x for n=30 on 3 proces");
+    EXPECT_NE(r.out.find("(correct)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run_program({BSPRUN_PATH, "-n", "3", dir + "/inprod", "1000"}, {{"BSP_TRANSPORT", "udp"}});
+    EXPECT_NE(r.out.find("(correct)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+#endif
+}
+
 TEST_F(UnderBsprun, MisuseEndsTheJobWithOneMessage) {
     auto r = run("misuse", 3, {"out_of_bounds"});
     EXPECT_EQ(r.err,
@@ -322,11 +365,209 @@ TEST_F(UnderBsprun, MisuseEndsTheJobWithOneMessage) {
     expect_clean(r);
 }
 
-TEST_F(UnderBsprun, TooManyProcessesForBspBegin) {
+// bsp_begin(3) in a job of 4: the job runs with 3 processes (process 3 leaves quietly),
+// so pid 3 is a bad pid (it was "the job has 4 processes but bsp_begin asked for at most 3").
+TEST_F(UnderBsprun, MoreProcessesThanBspBeginAskedFor) {
     auto r = run("misuse", 4, {"bad_pid"});  // misuse.c calls bsp_begin(3)
+    EXPECT_EQ(r.err, "BSPlib error: bsp_put on process 1: bad pid 3 (nprocs is 3)\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
+
+// BSPedupack's start: bsp_init(spmd, argc, argv), P read on process 0 only, bsp_begin(P)
+// on every process (the others pass 0). Under bsprun -n 4, answering 4 and answering 2:
+// the extra processes leave in bsp_begin with status 0.
+std::string edupack_output(int p) {
+    std::string want = "How many processes? (at most 4)\n";
+    for (int i = 0; i < p; ++i)
+        want += "process " + std::to_string(i) + " of " + std::to_string(p) + ": sum " +
+                std::to_string(p * (p + 1) / 2) + "\n";
+    return want + "process 0 continues after bsp_end\n";
+}
+
+TEST_F(UnderBsprun, BspEdupackStartAnswering4And2) {
+#ifdef BSPRUN_PATH
+    for (int answer : {4, 2, 1}) {
+        auto r = run_program({BSPRUN_PATH, "-n", "4", program("compat"), "edupack"},
+                             {{"BSP_TRANSPORT", "udp"}}, 60, std::to_string(answer) + "\n");
+        EXPECT_EQ(sorted_lines(r.out), sorted_lines(edupack_output(answer))) << answer;
+        EXPECT_EQ(r.err, "") << answer;
+        EXPECT_EQ(r.exit_status, 0) << answer;
+        expect_clean(r);
+    }
+#endif
+}
+
+TEST(Programs, BspEdupackStartedDirectly) {
+    auto r = run_program({program("compat"), "edupack"},
+                         {{"BSP_NPROCS", "4"}, {"BSP_TRANSPORT", "udp"}}, 60, "3\n");
+    EXPECT_EQ(sorted_lines(r.out), sorted_lines(edupack_output(3)));
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+// Registration calls take effect at the next bsp_sync in issue order: a push and a pop of
+// one area in one superstep (it stopped with "area is not registered yet").
+TEST(Programs, PushAndPopInOneSuperstep) {
+    auto r = run("compat", 3, {"push_pop"});
+    EXPECT_EQ(sorted_lines(r.out), sorted_lines("[0] a = 42 0, b = 12, c = 32\n"
+                                                "[1] a = 40 0, b = 10, c = 30\n"
+                                                "[2] a = 41 0, b = 11, c = 31\n"
+                                                "process 0 continues after bsp_end\n"));
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+// Gets whose destinations overlap are applied in issue order: the later get wins (the
+// local get and then the replies by source pid won before).
+TEST(Programs, OverlappingGetsLaterWins) {
+    auto r = run("compat", 3, {"overlapping_gets"});
+    EXPECT_EQ(sorted_lines(r.out), sorted_lines("[0] dst = 200 101 3 200\n"
+                                                "[1] dst = 0 201 103 0\n"
+                                                "[2] dst = 100 1 203 100\n"
+                                                "process 0 continues after bsp_end\n"));
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+// Every collective of bsc.h with every algorithm, on bsc_all, partition groups and a
+// neighbourhood, against the naive reference of collectives.c, for p = 1 .. 12, and the
+// BSP_WIDE_TYPES build of the program (the _wide entry points) for p = 3 and 12.
+struct CollectivesRun {
+    const char *program;
+    int nprocs;
+};
+
+class Collectives : public UnderBsprun, public ::testing::WithParamInterface<CollectivesRun> {};
+
+TEST_P(Collectives, EveryAlgorithmAgainstTheNaiveReference) {
+    const auto [name, p] = GetParam();
+    auto r = run(name, p);
+    const auto lines = sorted_lines(r.out);
+    ASSERT_EQ(lines.size(), static_cast<std::size_t>(p)) << r.out << r.err;
+    std::vector<std::string> pids, want;
+    for (const auto &l : lines) {
+        const auto at = l.find("] collectives: ");
+        ASSERT_NE(at, std::string::npos) << l;
+        pids.push_back(l.substr(1, at - 1));
+        EXPECT_EQ(l.substr(l.size() - 9), ", 0 wrong") << l;
+        EXPECT_EQ(l.find(": 0 checks"), std::string::npos) << l;
+    }
+    for (int i = 0; i < p; ++i)
+        want.push_back(std::to_string(i));
+    std::sort(pids.begin(), pids.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(pids, want);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Procs, Collectives,
+    ::testing::Values(CollectivesRun{"collectives", 1}, CollectivesRun{"collectives", 2},
+                      CollectivesRun{"collectives", 3}, CollectivesRun{"collectives", 4},
+                      CollectivesRun{"collectives", 5}, CollectivesRun{"collectives", 6},
+                      CollectivesRun{"collectives", 7}, CollectivesRun{"collectives", 8},
+                      CollectivesRun{"collectives", 9}, CollectivesRun{"collectives", 10},
+                      CollectivesRun{"collectives", 11}, CollectivesRun{"collectives", 12},
+                      CollectivesRun{"collectives_wide", 3},
+                      CollectivesRun{"collectives_wide", 12}),
+    [](const ::testing::TestParamInfo<CollectivesRun> &i) {
+        return std::string(i.param.program) + "_p" + std::to_string(i.param.nprocs);
+    });
+
+// BSP_PROFILE: seed 003's allsums on an array with 4 processes. Superstep 1: process i
+// puts 4 bytes to each of the processes after it; superstep 2: process i gets 4 bytes
+// from process i - 1. Every counter of every superstep is exact; bspprof summarises the
+// traces against the cost model and draws one bar per non-zero volume.
+std::vector<std::vector<std::string>> trace_rows(const std::string &path) {
+    std::vector<std::vector<std::string>> rows;
+    std::ifstream f(path);
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.empty() || line[0] == '#')
+            continue;
+        std::istringstream in(line);
+        std::vector<std::string> cols;
+        for (std::string c; in >> c;)
+            cols.push_back(c);
+        rows.push_back(cols);
+    }
+    return rows;
+}
+
+TEST(Programs, ProfileRecordsEverySuperstepAndBspprofSummarisesIt) {
+    char dir[] = "/tmp/bspprof-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string prefix = std::string(dir) + "/trace";
+    auto r = run("allsums_array", 4, {}, {{"BSP_PROFILE", prefix}});
+    EXPECT_EQ(r.exit_status, 0);
+    EXPECT_EQ(r.err, "");
+    const int p = 4;
+    // The registration, the puts, the gets, one sync per process of the printing loop,
+    // and bsp_end.
+    const std::size_t nsteps = 8;
+    for (int i = 0; i < p; ++i) {
+        const auto rows = trace_rows(prefix + "." + std::to_string(i));
+        ASSERT_EQ(rows.size(), nsteps) << "process " << i;
+        for (std::size_t s = 0; s < rows.size(); ++s) {
+            ASSERT_EQ(rows[s].size(), 18u);
+            EXPECT_EQ(rows[s][0], std::to_string(s));
+            // out: put bytes, n, send bytes, n, reply bytes, n; in: the same
+            std::vector<std::string> want(12, "0");
+            if (s == 1) {
+                want[0] = std::to_string(4 * (p - 1 - i));
+                want[1] = std::to_string(p - 1 - i);
+                want[6] = std::to_string(4 * i);
+                want[7] = std::to_string(i);
+            }
+            if (s == 2) {
+                want[4] = i < p - 1 ? "4" : "0";
+                want[5] = i < p - 1 ? "1" : "0";
+                want[10] = i > 0 ? "4" : "0";
+                want[11] = i > 0 ? "1" : "0";
+            }
+            EXPECT_EQ(std::vector<std::string>(rows[s].begin() + 5, rows[s].begin() + 17), want)
+                << "process " << i << " superstep " << s;
+            EXPECT_NE(rows[s][17].find("/allsums_array+0x"), std::string::npos) << rows[s][17];
+            // begin <= enter_sync <= barrier_done <= end
+            EXPECT_LE(std::stod(rows[s][1]), std::stod(rows[s][2]));
+            EXPECT_LE(std::stod(rows[s][2]), std::stod(rows[s][3]));
+            EXPECT_LE(std::stod(rows[s][3]), std::stod(rows[s][4]));
+        }
+    }
+#ifdef BSPPROF_PATH
+    auto t =
+        run_program({BSPPROF_PATH, "-g", "0.5", "-l", "100", "--svg", prefix + ".svg", prefix}, {});
+    EXPECT_EQ(t.exit_status, 0) << t.err;
+    EXPECT_EQ(t.err, "");
+    EXPECT_EQ(t.out.substr(0, t.out.find('\n')),
+              "bspprof: 4 processes, 8 supersteps, g = 0.5000 us/word, l = 100.0 us");
+    // Superstep 1: h = 12 bytes (process 0 sends 3 puts), at the bsp_sync of line 18.
+    EXPECT_NE(t.out.find("\n        1  allsums_array.c:18 (bsp_allsums2)"), std::string::npos)
+        << t.out;
+    EXPECT_NE(t.out.find("furthest from the model"), std::string::npos);
+    std::ifstream svg(prefix + ".svg");
+    std::string pic((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(pic.substr(0, 4), "<svg");
+    EXPECT_EQ(pic.substr(pic.size() - 7), "</svg>\n");
+    std::size_t bars = 0;
+    for (auto at = pic.find("<title>"); at != std::string::npos; at = pic.find("<title>", at + 1))
+        ++bars;
+    EXPECT_EQ(bars, 12u);  // 3 put senders, 3 receivers, 3 get servers, 3 getters
+#endif
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Programs, ProfileFileThatCannotBeWrittenIsAClearError) {
+    auto r = run("allsums_v1", 1, {}, {{"BSP_PROFILE", "/nonexistent-dir/trace"}});
     EXPECT_EQ(r.err,
-              "BSPlib error: bsp_begin on process 0: the job has 4 processes but bsp_begin "
-              "asked for at most 3\n");
+              "BSPlib error: bsp_begin on process 0: BSP_PROFILE: cannot write "
+              "/nonexistent-dir/trace.0: No such file or directory\n");
     EXPECT_NE(r.exit_status, 0);
     expect_clean(r);
 }
