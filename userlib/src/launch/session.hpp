@@ -28,6 +28,11 @@ class Session {
     virtual int pid() const = 0;
     virtual int nprocs() const = 0;
 
+    // The job's secret: the bytes every process of this job (and only they) holds, from
+    // which keys for the job's own traffic may be derived (Documentation/security.rst,
+    // "The job secret"). At least 128 random bits; the same in every process of the job.
+    virtual std::span<const std::byte> job_secret() const = 0;
+
     // Collective: every process contributes one opaque blob (e.g. its transport
     // addresses); the result holds nprocs blobs indexed by pid.
     virtual std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) = 0;
