@@ -37,6 +37,7 @@ class FirstProcesses final : public bsp::launch::Session {
     FirstProcesses(bsp::launch::Session &job, int nprocs) : job_(job), nprocs_(nprocs) {}
     int pid() const override { return job_.pid(); }
     int nprocs() const override { return nprocs_; }
+    std::span<const std::byte> job_secret() const override { return job_.job_secret(); }
     std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
         auto all = job_.allgather(mine);
         all.resize(static_cast<std::size_t>(nprocs_));
