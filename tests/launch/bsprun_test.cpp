@@ -570,6 +570,37 @@ TEST(Bsprun, RendezvousSurvivesIdleConnectionsUnderADescriptorLimit) {
     EXPECT_LE(f.attacked.cpu_ms, f.baseline.cpu_ms + 500);
 }
 
+// The same with only 20 descriptors: accept() fails with EMFILE long before 32 strangers
+// wait; each time the oldest stranger makes room. The job completes, all 70 are refused.
+TEST(Bsprun, RendezvousMakesRoomWhenOutOfDescriptors) {
+    std::vector<bsp::launch::UniqueFd> held;
+    Flood f = run_under_attack(
+        [&held](int port) {
+            held.clear();
+            for (int i = 0; i < 70; ++i) {
+                held.push_back(connect_port(port));
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        },
+        20);
+    held.clear();
+    std::printf(
+        "70 idle connections, 20 descriptors: bsprun peak RSS %ld KiB (without attack "
+        "%ld KiB), CPU %ld ms (without attack %ld ms)\n",
+        f.attacked.max_rss_kib, f.baseline.max_rss_kib, f.attacked.cpu_ms, f.baseline.cpu_ms);
+    for (const Result *r : {&f.baseline, &f.attacked}) {
+        expect_clean(*r);
+        EXPECT_EQ(r->status, 0) << r->err;
+        EXPECT_EQ(sorted_lines(r->out), gather_lines(2, 3));
+    }
+    EXPECT_EQ(f.baseline.err, kProbedOnce);
+    EXPECT_EQ(f.attacked.err,
+              "bsprun: refused a control connection that is not from this job (closed to make "
+              "room: out of file descriptors)\n"
+              "bsprun: refused 69 more control connections that are not from this job\n");
+    EXPECT_LE(f.attacked.cpu_ms, f.baseline.cpu_ms + 500);
+}
+
 TEST(Bsprun, TimeLimitEndsTheJob) {
     Result r = run({bsprun({"-n", "3", "--timeout", "0.5", PROBE_PATH, "sleep"})});
     expect_clean(r);

@@ -74,7 +74,9 @@ void Coordinator::add(UniqueFd connection, bool stranger) {
     c->reader.limit(wire::kMaxHelloBody);
     connections_.push_back(std::move(c));
     if (stranger && unauthenticated_count() > std::max(1, options_.max_unauthenticated)) {
-        evict_oldest_stranger();
+        evict_oldest_stranger("closed to make room: at most " +
+                              std::to_string(std::max(1, options_.max_unauthenticated)) +
+                              " connections may wait for their hello");
         compact();
     }
 }
@@ -85,7 +87,7 @@ int Coordinator::unauthenticated_count() const {
     }));
 }
 
-bool Coordinator::evict_oldest_stranger() {
+bool Coordinator::evict_oldest_stranger(const std::string &why) {
     Connection *oldest = nullptr;
     for (auto &c : connections_) {
         if (!c->closed && c->stranger && c->pid < 0 && (!oldest || c->since < oldest->since)) {
@@ -95,9 +97,7 @@ bool Coordinator::evict_oldest_stranger() {
     if (oldest == nullptr) {
         return false;
     }
-    drop_stranger(*oldest, "closed to make room: at most " +
-                               std::to_string(std::max(1, options_.max_unauthenticated)) +
-                               " connections may wait for their hello");
+    drop_stranger(*oldest, why);
     return true;
 }
 
@@ -178,7 +178,8 @@ void Coordinator::accept_new() {
         }
         // Out of descriptors: a waiting stranger makes room, else back off (10 ms doubling
         // to 1 s) instead of being woken by the same pending connection for ever.
-        if (attempt == 0 && evict_oldest_stranger()) {
+        if (attempt == 0 && evict_oldest_stranger("closed to make room: out of file "
+                                                  "descriptors")) {
             compact();
             continue;
         }

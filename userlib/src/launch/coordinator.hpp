@@ -106,7 +106,7 @@ class Coordinator {
     // Closes a connection that never joined and counts (and maybe reports) it.
     void drop_stranger(Connection &c, const std::string &why);
     void report_refusal(const std::string &why);
-    bool evict_oldest_stranger();
+    bool evict_oldest_stranger(const std::string &why);
     void read_from(Connection &c);
     void dispatch(Connection &c, wire::Message &m);
     void on_hello(Connection &c, const wire::Message &m);
