@@ -37,7 +37,7 @@ class FirstProcesses final : public bsp::launch::Session {
     FirstProcesses(bsp::launch::Session &job, int nprocs) : job_(job), nprocs_(nprocs) {}
     int pid() const override { return job_.pid(); }
     int nprocs() const override { return nprocs_; }
-    std::span<const std::byte> job_secret() const override { return job_.job_secret(); }
+    std::string_view job_secret() const override { return job_.job_secret(); }
     std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
         auto all = job_.allgather(mine);
         all.resize(static_cast<std::size_t>(nprocs_));
@@ -247,6 +247,16 @@ void end() {
     bsp::rt::Runtime &rt = running("bsp_end");
     rt.sync("bsp_end", bsp::rt::SyncKind::End);
     s.phase = Phase::Ending;
+    if (s.transport && std::getenv("BSP_STATS")) {
+        // The messaging layer's bounded stash (Documentation/bsplib.rst, BSP_STATS).
+        const auto &st = rt.messaging().stash_stats();
+        std::fprintf(stderr,
+                     "bsp: messaging stats of process %d: stash_dropped %llu "
+                     "stash_dropped_bytes %llu stash_peak_bytes %llu\n",
+                     s.pid, static_cast<unsigned long long>(st.dropped),
+                     static_cast<unsigned long long>(st.dropped_bytes),
+                     static_cast<unsigned long long>(st.peak_bytes));
+    }
     if (s.transport)
         s.transport->serve_in_background();
     if (s.session)
@@ -394,6 +404,27 @@ int bsp_hpmove(void **tag_ptr, void **payload_ptr) {
 }  // extern "C"
 
 namespace bsp::capi {
+
+bool sync_ready(const char *call, bool ready) {
+    return guarded(call, [&] {
+        bsp::rt::Runtime &rt = running(call);
+        rt.sync(call, bsp::rt::SyncKind::Sync, ready);
+        return rt.all_ready();
+    });
+}
+
+int pid(const char *call) {
+    return guarded(call, [&] { return running(call).pid(); });
+}
+
+int nprocs(const char *call) {
+    return guarded(call, [&] { return running(call).nprocs(); });
+}
+
+void misuse(const char *call, const std::string &reason) {
+    guarded(call, [&] { throw Misuse(call, running(call).pid(), reason); });
+    std::_Exit(EXIT_FAILURE);  // not reached: guarded ends the program on Misuse
+}
 
 void push_reg(const char *call, const void *ident, std::int64_t size) {
     guarded(call, [&] { running(call).push_reg(call, ident, size); });
