@@ -155,6 +155,7 @@ struct bspe_chan {
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */
 	u8	push_done;		/* visited by the current ordered push */
+	u8	rx_blocked;		/* refused for lack of memory, not taken since */
 	struct bspe_srail srail[BSPE_MAX_RAILS];
 	struct bspe_rrail rrail[BSPE_MAX_RAILS];
 	struct bspe_stats st[BSPE_MAX_RAILS];
