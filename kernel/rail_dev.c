@@ -11,7 +11,9 @@
  * dropped and counted); it groups the rails of the namespace, reports
  * carrier when at least one rail is up, and counts the AF_BSP frames of
  * its rails (ip -s link). One master per namespace: it is the node's
- * cluster interface. It cannot move to another namespace.
+ * cluster interface. It cannot move to another namespace. A master created
+ * from another namespace (ip -n A link add bsp0 netns B type bsp) is the
+ * master of the namespace it is created in (B), with B's state.
  *
  * Context: every rtnl_link_ops and ndo_* callback here runs with RTNL held.
  */
@@ -116,9 +118,17 @@ static int bsp_master_newlink(struct net *net, struct net_device *dev,
 			      struct netlink_ext_ack *extack)
 {
 	struct bsp_master *m = netdev_priv(dev);
-	struct bsp_net *bn = bsp_pernet(net);
+	struct bsp_net *bn;
 	int err;
 
+	/*
+	 * @net is the namespace of the request (ip -n A link add ... netns B
+	 * passes A); the device lives in dev_net(dev), the namespace whose
+	 * node it is and whose rails it will carry, and it cannot move
+	 * (NETIF_F_NETNS_LOCAL). Its state is that namespace's: it lives as
+	 * long as the device, whatever becomes of the requester's namespace.
+	 */
+	bn = bsp_pernet(dev_net(dev));
 	if (rtnl_dereference(bn->master)) {
 		NL_SET_ERR_MSG(extack,
 			       "this namespace already has a bsp device (one per node)");

@@ -14,6 +14,9 @@
 #define HAS_TYPE(f, type) _Generic(&(f), type: 1, default: 0)
 
 _Static_assert(_Generic((bsp_size_t)0, SIZE: 1, default: 0), "bsp_size_t");
+/* The names of BSPonMPI and MulticoreBSP for C: int in both modes. */
+_Static_assert(_Generic((bsp_pid_t)0, int: 1, default: 0), "bsp_pid_t");
+_Static_assert(_Generic((bsp_nprocs_t)0, int: 1, default: 0), "bsp_nprocs_t");
 _Static_assert(HAS_TYPE(bsp_init, void (*)(void (*)(void), int, char **)), "bsp_init");
 _Static_assert(HAS_TYPE(bsp_begin, void (*)(int)), "bsp_begin");
 _Static_assert(HAS_TYPE(bsp_end, void (*)(void)), "bsp_end");

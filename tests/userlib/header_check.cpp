@@ -14,6 +14,8 @@ using Size = int;
 #endif
 
 static_assert(std::is_same_v<bsp_size_t, Size>);
+static_assert(std::is_same_v<bsp_pid_t, int>);  // BSPonMPI's and MulticoreBSP's names
+static_assert(std::is_same_v<bsp_nprocs_t, int>);
 // Initialising a pointer of the exact expected type compiles only if the function has
 // that type (a decltype comparison would drop GCC's access attributes with a warning).
 [[maybe_unused]] static void (*const check_bsp_put)(int, const void *, void *, Size,

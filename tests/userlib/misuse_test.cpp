@@ -95,6 +95,24 @@ TEST(Misuse, PoppedArea) {
               "this superstep");
 }
 
+// A mismatch in what the pops of one superstep name, when one of them is a push of the
+// same superstep.
+TEST(Misuse, PopOfAPushOfThisSuperstepMismatched) {
+    EXPECT_EQ(fails_with(2,
+                         [](Runtime &r) {
+                             int x = 0, y = 0;
+                             r.push_reg("bsp_push_reg", &x, 4);
+                             r.sync("bsp_sync");
+                             r.push_reg("bsp_push_reg", &y, 4);
+                             r.pop_reg("bsp_pop_reg", r.pid() == 0 ? &x : &y);
+                             r.sync("bsp_sync");
+                         }),
+              "BSPlib error: bsp_sync on process 1: registration mismatch: the 1st bsp_pop_reg "
+              "of process 1 deregisters the registration of its 1st bsp_push_reg of this "
+              "superstep, that of process 0 slot 0 (registrations are matched by the order of "
+              "bsp_push_reg calls)");
+}
+
 TEST(Misuse, OutOfBoundsOffsetOrSize) {
     // Sizes differ per process: process 1 registered only 8 bytes.
     EXPECT_EQ(fails_with(2,

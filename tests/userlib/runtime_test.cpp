@@ -260,6 +260,41 @@ TEST(Registration, SameAddressTwiceUsesMostRecentAndPopsInAnyOrder) {
     EXPECT_EQ(got, (std::vector<int>{77, 77}));
 }
 
+// Pushes and pops take effect at the next sync in the order issued: a pop after a push of
+// the same area in one superstep removes that push, not the older registration.
+TEST(Registration, PushThenPopInOneSuperstepRemovesThePush) {
+    auto out = run_spmd(2, [&](Runtime &r) {
+        int a[4] = {0, 0, 0, 0};
+        r.push_reg("bsp_push_reg", a, 4);
+        r.sync("bsp_sync");
+        r.push_reg("bsp_push_reg", a, 16);
+        r.pop_reg("bsp_pop_reg", a);
+        r.sync("bsp_sync");
+        EXPECT_EQ(r.registry().active_count(), 1u);
+        try {
+            int v = 1;
+            r.put("bsp_put", 1 - r.pid(), &v, a, 12, 4, false);
+            ADD_FAILURE() << "expected a misuse";
+        } catch (const bsp::rt::Misuse &m) {
+            EXPECT_EQ(std::string(m.what()),
+                      "BSPlib error: bsp_put on process " + std::to_string(r.pid()) +
+                          ": offset 12 + 4 bytes is outside the 4 bytes of the destination "
+                          "area registered by process " +
+                          std::to_string(1 - r.pid()));
+        }
+        // Two pushes and their pops in one superstep, the older registration popped too.
+        int b = 0;
+        r.push_reg("bsp_push_reg", &b, 4);
+        r.push_reg("bsp_push_reg", a, 8);
+        r.pop_reg("bsp_pop_reg", a);
+        r.pop_reg("bsp_pop_reg", a);
+        r.pop_reg("bsp_pop_reg", &b);
+        r.sync("bsp_sync");
+        EXPECT_EQ(r.registry().active_count(), 0u);
+    });
+    expect_ok(out);
+}
+
 TEST(Registration, NullRegistrationsOfProcessesWithoutData) {
     int result = -1;
     auto out = run_spmd(3, [&](Runtime &r) {

@@ -35,6 +35,12 @@ typedef int bsp_size_t;
 #define BSP_WIDE(name)
 #endif
 
+/* bsp_pid_t, bsp_nprocs_t: process ids and counts (the names of BSPonMPI and MulticoreBSP
+ * for C). int in both modes: the 1998 prototypes use int, and a job has at most 65535
+ * processes, which an int holds whatever the size type. */
+typedef int bsp_pid_t;
+typedef int bsp_nprocs_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,8 +64,8 @@ void bsp_begin(int maxprocs);
 void bsp_end(void);
 
 /* Enquiry */
-int bsp_pid(void);
-int bsp_nprocs(void);
+bsp_pid_t bsp_pid(void);
+bsp_nprocs_t bsp_nprocs(void);
 double bsp_time(void);
 
 /* Synchronisation */

@@ -6,10 +6,15 @@
 #include <unistd.h>
 
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "bsp.h"
 #include "c_api.hpp"
@@ -25,10 +30,38 @@ using bsp::rt::Misuse;
 
 enum class Phase { Before, Running, Ending, Ended };
 
+// The first nprocs processes of a launched job, when bsp_begin asked for fewer processes
+// than the job has: the transport sees only them; the others left in bsp_begin.
+class FirstProcesses final : public bsp::launch::Session {
+  public:
+    FirstProcesses(bsp::launch::Session &job, int nprocs) : job_(job), nprocs_(nprocs) {}
+    int pid() const override { return job_.pid(); }
+    int nprocs() const override { return nprocs_; }
+    std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
+        auto all = job_.allgather(mine);
+        all.resize(static_cast<std::size_t>(nprocs_));
+        return all;
+    }
+    int control_fd() const override { return job_.control_fd(); }
+    [[noreturn]] void abort(std::string_view message) override {
+        job_.abort(message);
+        std::_Exit(EXIT_FAILURE);  // not reached: Session::abort never returns
+    }
+    void finish() override { job_.finish(); }
+
+  private:
+    bsp::launch::Session &job_;
+    int nprocs_;
+};
+
 struct State {
     Phase phase = Phase::Before;
     bool init_called = false;
     std::unique_ptr<bsp::launch::Session> session;
+    // Joined from the environment (bsprun, Slurm), not forked by spawn_local.
+    bool launched = false;
+    // What the runtime uses: the session, or its first processes (FirstProcesses).
+    std::unique_ptr<bsp::launch::Session> first;
     std::unique_ptr<bsp::rt::Transport> transport;
     std::unique_ptr<bsp::rt::Runtime> runtime;
     int pid = -1;
@@ -121,6 +154,35 @@ int available_processors() {
     return n > 0 ? static_cast<int>(n) : 1;
 }
 
+// The number of processes process 0 asked for: the argument of bsp_begin counts on
+// process 0 only (BSPedupack's programs read it there, the others pass what their global
+// holds, often 0). One allgather of the launched job.
+int asked_by_process0(bsp::launch::Session &session, int maxprocs) {
+    std::vector<std::byte> mine(4);
+    const auto v = static_cast<std::uint32_t>(maxprocs);
+    for (int i = 0; i < 4; ++i)
+        mine[static_cast<std::size_t>(i)] = static_cast<std::byte>(v >> (8 * i));
+    auto all = session.allgather(mine);
+    if (all.empty() || all[0].size() != 4)
+        throw std::runtime_error("process 0 sent no process count to bsp_begin");
+    std::uint32_t p0 = 0;
+    for (int i = 0; i < 4; ++i)
+        p0 |= static_cast<std::uint32_t>(all[0][static_cast<std::size_t>(i)]) << (8 * i);
+    return static_cast<int>(p0);
+}
+
+// A process beyond the number process 0 asked for: it takes part in the job's collectives
+// of bsp_begin (the transport's address exchange, when the processes that remain are
+// more than one), waits for the job's end and exits with status 0.
+[[noreturn]] void leave_quietly(State &s, int asked) {
+    if (asked > 1)
+        s.session->allgather({});
+    s.session->finish();
+    s.phase = Phase::Ended;
+    std::fflush(nullptr);
+    std::exit(EXIT_SUCCESS);
+}
+
 void begin(int maxprocs) {
     State &s = state();
     if (s.phase == Phase::Running)
@@ -129,21 +191,26 @@ void begin(int maxprocs) {
     if (s.phase != Phase::Before)
         throw Misuse("bsp_begin", s.pid,
                      "called after bsp_end (only one bsp_begin/bsp_end pair is allowed)");
-    if (maxprocs < 1)
-        throw Misuse("bsp_begin", -1, "maxprocs is " + std::to_string(maxprocs) + ", must be >= 1");
     std::string error;
     bsp::rt::RuntimeConfig cfg = bsp::rt::config_from_environment(&error);
-    if (!s.session)
+    if (!s.session) {
         s.session = bsp::launch::Session::join_from_environment();
-    if (s.session) {
+        s.launched = s.session != nullptr;
+    }
+    if (s.launched)
         s.pid = s.session->pid();
+    if (maxprocs < 1 && (!s.launched || s.pid == 0))
+        throw Misuse("bsp_begin", s.launched ? 0 : -1,
+                     "maxprocs is " + std::to_string(maxprocs) + ", must be >= 1");
+    if (s.launched) {
         if (!error.empty())
             collective_error(Misuse("bsp_begin", s.pid, error));
-        if (s.session->nprocs() > maxprocs)
-            collective_error(Misuse("bsp_begin", s.pid,
-                                    "the job has " + std::to_string(s.session->nprocs()) +
-                                        " processes but bsp_begin asked for at most " +
-                                        std::to_string(maxprocs)));
+        const int asked = asked_by_process0(*s.session, maxprocs);
+        if (asked < s.session->nprocs()) {
+            if (s.pid >= asked)
+                leave_quietly(s, asked);
+            s.first = std::make_unique<FirstProcesses>(*s.session, asked);
+        }
     } else {
         // Started directly: report before forking, as the only process.
         if (!error.empty())
@@ -151,12 +218,13 @@ void begin(int maxprocs) {
         if (maxprocs > 1)
             s.session = bsp::launch::Session::spawn_local(maxprocs);
     }
-    const int pid = s.session ? s.session->pid() : 0;
-    const int nprocs = s.session ? s.session->nprocs() : 1;
+    bsp::launch::Session *job = s.first ? s.first.get() : s.session.get();
+    const int pid = job ? job->pid() : 0;
+    const int nprocs = job ? job->nprocs() : 1;
     s.pid = pid;
     if (nprocs > 1) {
         try {
-            s.transport = bsp::rt::open_transport(cfg.transport, *s.session);
+            s.transport = bsp::rt::open_transport(cfg.transport, *job);
         } catch (const bsp::rt::TornDown &) {
             throw;
         } catch (const std::exception &e) {
@@ -209,6 +277,7 @@ void bsp_init(void (*spmd_part)(void), int argc, char **argv) {
         // Started by a launcher: every process runs main, but only process 0 runs the
         // sequential part; the others run the SPMD function and stop.
         s.session = bsp::launch::Session::join_from_environment();
+        s.launched = s.session != nullptr;
         if (s.session && s.session->pid() != 0) {
             s.pid = s.session->pid();
             spmd_part();
@@ -362,14 +431,16 @@ template <typename T>
 void qsize(const char *call, T *nmessages, T *accum_nbytes) {
     guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
+        if (nmessages == nullptr)
+            throw Misuse(call, rt.pid(), "message count pointer is NULL");
+        if (accum_nbytes == nullptr)
+            throw Misuse(call, rt.pid(), "byte count pointer is NULL");
         std::int64_t n = 0, bytes = 0;
         rt.qsize(&n, &bytes);
         const T rn = reported<T>(call, rt.pid(), n, "the queue holds", "messages");
         const T rb = reported<T>(call, rt.pid(), bytes, "the queue holds", "payload bytes");
-        if (nmessages)
-            *nmessages = rn;
-        if (accum_nbytes)
-            *accum_nbytes = rb;
+        *nmessages = rn;
+        *accum_nbytes = rb;
     });
 }
 
@@ -379,6 +450,10 @@ void get_tag(const char *call, T *status, void *tag) {
         bsp::rt::Runtime &rt = running(call);
         if (status == nullptr)
             throw Misuse(call, rt.pid(), "status pointer is NULL");
+        if (tag == nullptr && rt.queue_tagsize() > 0)
+            throw Misuse(
+                call, rt.pid(),
+                "tag pointer is NULL but the tag size is " + std::to_string(rt.queue_tagsize()));
         const std::int64_t len = rt.get_tag(tag);
         *status = reported<T>(call, rt.pid(), len, "the first message has", "payload bytes");
     });
@@ -388,6 +463,10 @@ template <typename T>
 T hpmove(const char *call, void **tag_ptr, void **payload_ptr) {
     return guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
+        if (tag_ptr == nullptr)
+            throw Misuse(call, rt.pid(), "tag pointer is NULL");
+        if (payload_ptr == nullptr)
+            throw Misuse(call, rt.pid(), "payload pointer is NULL");
         // Checked before the message leaves the queue: an error leaves it in place.
         const std::int64_t len = rt.get_tag(nullptr);
         const T result = reported<T>(call, rt.pid(), len, "the first message has", "payload bytes");

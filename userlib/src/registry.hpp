@@ -18,9 +18,13 @@ namespace bsp::rt {
 
 // The registration calls one process made during one superstep, as exchanged in the
 // barrier of the sync that ends it.
+inline constexpr std::uint32_t kPendingPush = 0x80000000u;
+
 struct RegOps {
     std::vector<std::int64_t> push_sizes;  // in call order (64-bit: bsp_push_reg of BSP_WIDE_TYPES)
-    std::vector<std::uint32_t> pop_slots;  // slot numbers, in call order
+    // Slot numbers, in call order; kPendingPush | k names the k-th push of the same
+    // superstep (a push and a pop of one area in one superstep, applied in issue order).
+    std::vector<std::uint32_t> pop_slots;
     bool operator==(const RegOps &) const = default;
 };
 
@@ -29,8 +33,9 @@ class Registry {
     // Records a pending push. size >= 0 is checked by the caller.
     void push(const void *addr, std::int64_t size);
 
-    // Records a pending pop of the most recent effective registration of addr.
-    // Returns an error reason when addr has no effective registration left to pop.
+    // Records a pending pop of the most recent registration of addr in issue order: a
+    // push of this superstep not yet popped, else the most recent effective one.
+    // Returns an error reason when addr has no registration left to pop.
     std::optional<std::string> pop(const void *addr);
 
     // The slot of the most recent effective registration of addr (pending pops still
@@ -47,7 +52,8 @@ class Registry {
     bool has_pending() const { return !ops_.push_sizes.empty() || !ops_.pop_slots.empty(); }
 
     // Makes the pending pushes effective. all[p] are the ops of process p, already checked
-    // to agree in the number of pushes and in the popped slots.
+    // to agree in the number of pushes and in the popped slots. A push popped in the same
+    // superstep gets a slot too, freed by commit_pops.
     void commit_pushes(const std::vector<RegOps> &all);
     // Makes the pending pops effective (after the data phase) and clears the pending ops.
     void commit_pops();
@@ -64,6 +70,7 @@ class Registry {
     std::vector<Slot> slots_;
     RegOps ops_;
     std::vector<const void *> pending_addrs_;  // addresses of the pending pushes
+    std::vector<std::uint32_t> pushed_slots_;  // slots the pending pushes got in commit_pushes
     std::uint64_t next_seq_ = 1;
 };
 

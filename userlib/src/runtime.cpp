@@ -26,6 +26,14 @@ std::string times(std::size_t n) {
     return n == 1 ? "1 time" : std::to_string(n) + " times";
 }
 
+// What a pop names (RegOps::pop_slots), for the messages of a registration mismatch.
+std::string popped(std::uint32_t slot) {
+    if (slot & kPendingPush)
+        return "the registration of its " + ordinal(slot & ~kPendingPush) +
+               " bsp_push_reg of this superstep";
+    return "registration slot " + std::to_string(slot);
+}
+
 std::span<const std::byte> as_bytes(const void *p, std::size_t n) {
     return {static_cast<const std::byte *>(p), n};
 }
@@ -149,6 +157,7 @@ void Runtime::get(std::string_view call, int pid, const void *src, std::int64_t 
     g.req.offset = static_cast<std::uint64_t>(offset);
     g.req.nbytes = static_cast<std::uint64_t>(nbytes);
     g.dst = dst;
+    g.seq = gets_issued_++;
     d.gets.push_back(g);
 }
 
@@ -197,6 +206,10 @@ void Runtime::qsize(std::int64_t *nmessages, std::int64_t *accum_nbytes) const {
         *nmessages = static_cast<std::int64_t>(queue_.count());
     if (accum_nbytes)
         *accum_nbytes = static_cast<std::int64_t>(queue_.payload_total());
+}
+
+std::int64_t Runtime::queue_tagsize() const {
+    return queue_.empty() ? tagsize_ : static_cast<std::int64_t>(queue_.front().tag_bytes);
 }
 
 std::int64_t Runtime::get_tag(void *tag) const {
@@ -284,9 +297,11 @@ void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<C
                 fail_collective(
                     pk, at,
                     "registration mismatch: the " + ordinal(i) + " bsp_pop_reg of process " +
-                        std::to_string(k) + " deregisters registration slot " +
-                        std::to_string(a.pop_slots[i]) + ", that of process 0 slot " +
-                        std::to_string(b.pop_slots[i]) +
+                        std::to_string(k) + " deregisters " + popped(a.pop_slots[i]) +
+                        ", that of process 0 " +
+                        ((b.pop_slots[i] & kPendingPush)
+                             ? popped(b.pop_slots[i])
+                             : "slot " + std::to_string(b.pop_slots[i])) +
                         " (registrations are matched by the order of bsp_push_reg calls)");
         if (c.tagsize_request != first.tagsize_request) {
             auto describe = [](std::int32_t t) {
@@ -355,6 +370,7 @@ void Runtime::sync(std::string_view call, SyncKind kind) {
     tagsize_request_ = -1;
     for (auto &d : ops_)
         d = DestOps{};
+    gets_issued_ = 0;
     ++superstep_;
 }
 
@@ -363,14 +379,22 @@ void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in
     DestOps &self = ops_[me];
 
     // Gets read their values at the end of the superstep, before any put is applied:
-    // remote gets were served during the exchange; local ones are read now, then written.
+    // remote gets were served during the exchange; local ones are read now. Then every
+    // get is written in the order the gets were issued, so that where destinations
+    // overlap the later get wins (the chunks of one get never overlap each other).
+    struct GetWrite {
+        std::uint64_t seq;
+        std::byte *dst;
+        std::span<const std::byte> data;
+    };
+    std::vector<GetWrite> writes;
     std::vector<std::vector<std::byte>> local_values;
+    local_values.reserve(self.gets.size());
     for (const auto &g : self.gets) {
         auto *base = static_cast<const std::byte *>(registry_.local_addr(g.req.slot));
         local_values.emplace_back(base + g.req.offset, base + g.req.offset + g.req.nbytes);
+        writes.push_back({g.seq, static_cast<std::byte *>(g.dst), local_values.back()});
     }
-    for (std::size_t i = 0; i < self.gets.size(); ++i)
-        std::memcpy(self.gets[i].dst, local_values[i].data(), local_values[i].size());
     for (std::size_t src = 0; src < in.size(); ++src) {
         for (const auto &unit : in[src]) {
             Reader rd(unit);
@@ -382,11 +406,16 @@ void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in
                 const auto &gets = ops_[src].gets;
                 if (rec->a >= gets.size() || rec->total != gets[rec->a].req.nbytes)
                     throw ProtocolError("get reply that matches no get request");
-                std::memcpy(static_cast<std::byte *>(gets[rec->a].dst) + rec->chunk_off,
-                            rec->chunk.data(), rec->chunk.size());
+                writes.push_back({gets[rec->a].seq,
+                                  static_cast<std::byte *>(gets[rec->a].dst) + rec->chunk_off,
+                                  rec->chunk});
             }
         }
     }
+    std::stable_sort(writes.begin(), writes.end(),
+                     [](const GetWrite &x, const GetWrite &y) { return x.seq < y.seq; });
+    for (const auto &w : writes)
+        std::memcpy(w.dst, w.data.data(), w.data.size());
 
     // Puts and sends, by source pid and then in the order they were issued.
     std::vector<BsmpQueue::Message> messages;

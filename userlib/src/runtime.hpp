@@ -46,6 +46,9 @@ class Runtime {
               std::int64_t nbytes);
     void qsize(std::int64_t *nmessages, std::int64_t *accum_nbytes) const;
     std::int64_t tagsize() const { return tagsize_; }
+    // The tag size of the messages in the queue: the first message's, or (empty queue)
+    // the tag size of this superstep.
+    std::int64_t queue_tagsize() const;
     // Payload length of the first message and its tag, or -1 when the queue is empty.
     std::int64_t get_tag(void *tag) const;
     void move(std::string_view call, void *payload, std::int64_t reception_nbytes);
@@ -66,6 +69,7 @@ class Runtime {
     struct PendingGet {
         GetRequest req;
         void *dst = nullptr;
+        std::uint64_t seq = 0;  // issue order among all gets of the superstep
     };
     struct DestOps {
         std::vector<Buffered> records;
@@ -96,6 +100,7 @@ class Runtime {
     std::uint64_t superstep_ = 0;
     std::int64_t tagsize_ = 0;
     std::int64_t tagsize_request_ = -1;
+    std::uint64_t gets_issued_ = 0;  // in this superstep
     std::chrono::steady_clock::time_point start_;
 };
 

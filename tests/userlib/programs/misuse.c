@@ -46,6 +46,25 @@ static void spmd(void)
     }
     if (is("move_empty") && bsp_pid() == 0)
         bsp_move(&y, 4);
+    if (is("qsize_null_count") && bsp_pid() == 1)
+        bsp_qsize(NULL, &y);
+    if (is("qsize_null_bytes") && bsp_pid() == 2)
+        bsp_qsize(&y, NULL);
+    if (is("get_tag_null")) {
+        int t = 4;
+        bsp_set_tagsize(&t);
+        bsp_sync();
+        if (bsp_pid() == 0)
+            bsp_get_tag(&y, NULL);
+    }
+    if (is("hpmove_null_tag") && bsp_pid() == 1) {
+        void *payload = NULL;
+        bsp_hpmove(NULL, &payload);
+    }
+    if (is("hpmove_null_payload") && bsp_pid() == 0) {
+        void *tag = NULL;
+        bsp_hpmove(&tag, NULL);
+    }
     if (is("abort") && bsp_pid() == 1)
         bsp_abort("process %d gives up: %s\n", bsp_pid(), "no solution");
     if (is("sync_vs_end") && bsp_pid() == 1)

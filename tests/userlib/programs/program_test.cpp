@@ -194,6 +194,16 @@ INSTANTIATE_TEST_SUITE_P(
         MisuseCase{"tagsize_negative",
                    "BSPlib error: bsp_set_tag_size on process 1: negative tag size -2"},
         MisuseCase{"move_empty", "BSPlib error: bsp_move on process 0: the message queue is empty"},
+        MisuseCase{"qsize_null_count",
+                   "BSPlib error: bsp_qsize on process 1: message count pointer is NULL"},
+        MisuseCase{"qsize_null_bytes",
+                   "BSPlib error: bsp_qsize on process 2: byte count pointer is NULL"},
+        MisuseCase{"get_tag_null",
+                   "BSPlib error: bsp_get_tag on process 0: tag pointer is NULL but the tag size "
+                   "is 4"},
+        MisuseCase{"hpmove_null_tag", "BSPlib error: bsp_hpmove on process 1: tag pointer is NULL"},
+        MisuseCase{"hpmove_null_payload",
+                   "BSPlib error: bsp_hpmove on process 0: payload pointer is NULL"},
         MisuseCase{"abort", "process 1 gives up: no solution"},
         MisuseCase{"sync_vs_end",
                    "BSPlib error: bsp_end on process 1: process 1 called bsp_end while process 0 "
@@ -322,12 +332,71 @@ TEST_F(UnderBsprun, MisuseEndsTheJobWithOneMessage) {
     expect_clean(r);
 }
 
-TEST_F(UnderBsprun, TooManyProcessesForBspBegin) {
+// bsp_begin(3) in a job of 4: the job runs with 3 processes (process 3 leaves quietly),
+// so pid 3 is a bad pid (it was "the job has 4 processes but bsp_begin asked for at most 3").
+TEST_F(UnderBsprun, MoreProcessesThanBspBeginAskedFor) {
     auto r = run("misuse", 4, {"bad_pid"});  // misuse.c calls bsp_begin(3)
-    EXPECT_EQ(r.err,
-              "BSPlib error: bsp_begin on process 0: the job has 4 processes but bsp_begin "
-              "asked for at most 3\n");
+    EXPECT_EQ(r.err, "BSPlib error: bsp_put on process 1: bad pid 3 (nprocs is 3)\n");
     EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
+
+// BSPedupack's start: bsp_init(spmd, argc, argv), P read on process 0 only, bsp_begin(P)
+// on every process (the others pass 0). Under bsprun -n 4, answering 4 and answering 2:
+// the extra processes leave in bsp_begin with status 0.
+std::string edupack_output(int p) {
+    std::string want = "How many processes? (at most 4)\n";
+    for (int i = 0; i < p; ++i)
+        want += "process " + std::to_string(i) + " of " + std::to_string(p) + ": sum " +
+                std::to_string(p * (p + 1) / 2) + "\n";
+    return want + "process 0 continues after bsp_end\n";
+}
+
+TEST_F(UnderBsprun, BspEdupackStartAnswering4And2) {
+#ifdef BSPRUN_PATH
+    for (int answer : {4, 2, 1}) {
+        auto r = run_program({BSPRUN_PATH, "-n", "4", program("compat"), "edupack"},
+                             {{"BSP_TRANSPORT", "udp"}}, 60, std::to_string(answer) + "\n");
+        EXPECT_EQ(sorted_lines(r.out), sorted_lines(edupack_output(answer))) << answer;
+        EXPECT_EQ(r.err, "") << answer;
+        EXPECT_EQ(r.exit_status, 0) << answer;
+        expect_clean(r);
+    }
+#endif
+}
+
+TEST(Programs, BspEdupackStartedDirectly) {
+    auto r = run_program({program("compat"), "edupack"},
+                         {{"BSP_NPROCS", "4"}, {"BSP_TRANSPORT", "udp"}}, 60, "3\n");
+    EXPECT_EQ(sorted_lines(r.out), sorted_lines(edupack_output(3)));
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+// Registration calls take effect at the next bsp_sync in issue order: a push and a pop of
+// one area in one superstep (it stopped with "area is not registered yet").
+TEST(Programs, PushAndPopInOneSuperstep) {
+    auto r = run("compat", 3, {"push_pop"});
+    EXPECT_EQ(sorted_lines(r.out), sorted_lines("[0] a = 42 0, b = 12, c = 32\n"
+                                                "[1] a = 40 0, b = 10, c = 30\n"
+                                                "[2] a = 41 0, b = 11, c = 31\n"
+                                                "process 0 continues after bsp_end\n"));
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+// Gets whose destinations overlap are applied in issue order: the later get wins (the
+// local get and then the replies by source pid won before).
+TEST(Programs, OverlappingGetsLaterWins) {
+    auto r = run("compat", 3, {"overlapping_gets"});
+    EXPECT_EQ(sorted_lines(r.out), sorted_lines("[0] dst = 200 101 3 200\n"
+                                                "[1] dst = 0 201 103 0\n"
+                                                "[2] dst = 100 1 203 100\n"
+                                                "process 0 continues after bsp_end\n"));
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
 }
 

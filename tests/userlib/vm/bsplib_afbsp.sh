@@ -54,6 +54,33 @@ for t in udp afbsp; do
 	cat "$tmp/x.$t"
 done
 
+# BSPedupack's start (bsp_init, P read on process 0 only, bsp_begin(P) everywhere) in a
+# job of 4, answering 4 and 2: with 2 the transport joins processes 0 and 1 only and
+# processes 2 and 3 leave in bsp_begin with status 0.
+COMPAT=$TREE/userlib-test-programs/compat
+[ -x "$COMPAT" ] || fail "compat not built in $TREE"
+for t in udp afbsp; do
+	for p in 4 2; do
+		{
+			echo "How many processes? (at most 4)"
+			for i in $(seq 0 $((p - 1))); do
+				echo "process $i of $p: sum $((p * (p + 1) / 2))"
+			done
+			echo "process 0 continues after bsp_end"
+		} | sort >"$tmp/want.edupack"
+		echo $p | BSP_TRANSPORT=$t BSP_UDP_RAILS=eth0,eth1 BSP_VERBOSE=1 run4 "$COMPAT" edupack \
+			>"$tmp/out.edupack" 2>"$tmp/err.edupack" ||
+			{ cat "$tmp/err.edupack"; fail "edupack start answering $p over $t failed"; }
+		sort "$tmp/out.edupack" | cmp -s - "$tmp/want.edupack" ||
+			{ cat "$tmp/out.edupack"; fail "edupack start answering $p over $t: wrong output"; }
+		if [ "$p" -gt 1 ]; then
+			grep -q "^bsp: nprocs=$p transport=$t " "$tmp/err.edupack" ||
+				{ cat "$tmp/err.edupack"; fail "edupack over $t: not $p processes"; }
+		fi
+		log "edupack start in a job of 4 answering $p over $t: exact output, status 0"
+	done
+done
+
 # auto picks AF_BSP when every node has it
 # BSP_WIDE_TYPES: puts, gets and BSMP at offsets beyond 2^31 and 2^32 of 4 GiB areas
 # (MAP_NORESERVE: only touched pages cost memory) between the nodes, over AF_BSP.

@@ -34,16 +34,24 @@ expect_eq "$(echo "$line" | cut -d' ' -f3-5)" "$mac0 up hello" "n0's view of nod
 # rails still carry IP
 ip -n n0 addr add 10.9.0.1/24 dev eth0
 ip -n n1 addr add 10.9.0.2/24 dev eth0
+# the server says when it is bound (python starts slowly in the VM: a
+# datagram sent before would be lost)
+ready=$TMPDIR/udp-ready
 ip netns exec n1 python3 -c '
-import socket
+import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("10.9.0.2", 9999))
+open(sys.argv[1], "w").close()
 s.settimeout(10)
 d, a = s.recvfrom(100)
 s.sendto(d[::-1], a)
-' &
+' "$ready" &
 srv=$!
-sleep 0.5
+for ((t = 0; t < 100; t++)); do
+	[ -e "$ready" ] && break
+	sleep 0.1
+done
+[ -e "$ready" ] || fail "UDP server in n1 did not bind"
 reply=$(ip netns exec n0 python3 -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
