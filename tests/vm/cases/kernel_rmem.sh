@@ -81,7 +81,9 @@ avail1=$(mem_avail)
 echo "part 1: rmem_peak $peak socket rmem $sock ceiling $ceiling" \
 	"MemAvailable drop $((avail0 - avail1))"
 [ "$peak" -le "$ceiling" ] || fail "n1 held $peak bytes, ceiling $ceiling"
-[ "$((avail0 - avail1))" -le $((ceiling + 64 * MIB)) ] ||
+# the sender's SO_SNDBUF (16 MiB) and the page cache move too: a loose bound,
+# but the unbounded receiver of old took 400 MiB here
+[ "$((avail0 - avail1))" -le $((ceiling + 128 * MIB)) ] ||
 	fail "MemAvailable fell by $((avail0 - avail1)) bytes"
 touch "$tmp/go1"
 wait "$rcv" || fail "receiver: $(cat "$tmp/r1")"
