@@ -188,7 +188,8 @@ struct bspe_ep {
 	u32	rx_hint;		/* channel of the last accepted packet */
 	u32	send_order;		/* next bspe_smsg.order */
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
-	u8	pad[3];
+	u8	rx_blocked;		/* a channel refused for rcvbuf (own budget) */
+	u8	pad[2];
 };
 
 /* bspe_ep.c */

@@ -217,8 +217,11 @@ void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
 {
-	(void)now;
 	ep->rx_reserved -= bytes < ep->rx_reserved ? bytes : ep->rx_reserved;
+	if (ep->rx_blocked) {
+		ep->rx_blocked = 0;
+		bspe_rx_resume(ep, now);
+	}
 }
 
 void bspe_rx_resume(struct bspe_ep *ep, u64 now)
@@ -326,6 +329,22 @@ static void bspe_rx_gap(struct bspe_ep *ep, struct bspe_chan *ch,
 				  ep->cfg.prod_max_ns);
 }
 
+/*
+ * A valid DATA packet @seq was refused for lack of receive memory. It stays
+ * unacknowledged; the sender has sent up to it, which makes it a known hole
+ * (prodded for, resent on resume), and the channel answers probes with BUSY
+ * until it takes a new message.
+ */
+static void bspe_rx_refused(struct bspe_chan *ch, struct bspe_rrail *rr,
+			    u32 seq)
+{
+	if (bspe_seq_lt(rr->rcv_nxt, seq + 1) &&
+	    (!bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt) ||
+	     bspe_seq_lt(rr->hint_nxt, seq + 1)))
+		rr->hint_nxt = seq + 1;
+	ch->rx_blocked = 1;
+}
+
 /* Accepts the fragment of a valid DATA packet; returns 0 or -errno. */
 static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 			const struct bspe_pkt *k, const u8 *payload, u64 now)
@@ -369,8 +388,11 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		 * Buffers low: only the next expected packets are accepted,
 		 * those of the next message to deliver and the next in order
 		 * on their rail (else a refused first hole would hide the
-		 * holes behind it forever).
+		 * holes behind it forever). The sender is told BUSY and
+		 * prodded when the reader consumes.
 		 */
+		bspe_rx_refused(ch, rr, k->seq);
+		ep->rx_blocked = 1;
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
 	was_active = ch->rx_active != 0;
@@ -387,16 +409,8 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	f.flags = k->flags;
 	err = ep->ops->rx_data(ep->ctx, &f);
 	if (err == -ENOBUFS) {
-		/*
-		 * The caller's receive memory is full. The packet stays
-		 * unacknowledged; the sender has sent up to its seq, which
-		 * makes it a known hole (prodded for, resent on resume).
-		 */
-		if (bspe_seq_lt(rr->rcv_nxt, k->seq + 1) &&
-		    (!bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt) ||
-		     bspe_seq_lt(rr->hint_nxt, k->seq + 1)))
-			rr->hint_nxt = k->seq + 1;
-		ch->rx_blocked = 1;
+		/* the caller's receive memory is full */
+		bspe_rx_refused(ch, rr, k->seq);
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
 	if (err)

@@ -16,7 +16,7 @@
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
 XFER=$(ktest_bin bsp_xfer)
-FORGE=$BSPVM_REPO/tests/vm/progs/bspforge.py
+FORGE=$BSPVM_REPO/tests/vm/progs/bsp_partial.py
 VERSION=$(awk '$2 == "BSPE_VERSION" { print $3 }' "$BSPVM_REPO/kernel/engine/bspe_wire.h")
 MIB=1048576
 # truesize of a 1 MiB message buffer at most: 16 chunks of 64 KiB, each

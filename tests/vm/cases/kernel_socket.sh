@@ -23,11 +23,12 @@ expect_fail ip netns exec ksock sysctl -qw net.bsp.node_id=0
 # it by the old one): EBUSY; once no socket is bound it changes again
 ip netns exec ksock "$(ktest_bin bsp_xfer)" hold 7001 >"$BSPVM_SCRATCH/hold" 2>&1 &
 holder=$!
+on_exit "kill $holder 2>/dev/null"
 for ((t = 0; t < 50; t++)); do grep -q '^holding' "$BSPVM_SCRATCH/hold" && break; sleep 0.1; done
 grep -q '^holding' "$BSPVM_SCRATCH/hold" || fail "holder did not start"
-err=$(ip netns exec ksock sh -c 'echo 78 > /proc/sys/net/bsp/node_id' 2>&1) &&
+err=$(ip netns exec ksock sysctl -w net.bsp.node_id=78 2>&1) &&
 	fail "node id changed under a bound socket"
-case $err in *"busy"*) ;; *) fail "node id change under a bound socket: $err (want EBUSY)" ;; esac
+case $err in *"Device or resource busy"*) ;; *) fail "node id change under a bound socket: $err (want EBUSY)" ;; esac
 expect_eq "$(ip netns exec ksock cat /proc/sys/net/bsp/node_id)" 77 "node id under a bound socket"
 expect_ok ip netns exec ksock sysctl -qw net.bsp.node_id=77
 kill "$holder"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Forge valid AF_BSP DATA frames from a node that does not exist (AF_PACKET).
 
-  bspforge.py partial DEV DST_MAC VERSION SRC_NODE DST_NODE DST_PORT PORTS MSGS
+  bsp_partial.py partial DEV DST_MAC VERSION SRC_NODE DST_NODE DST_PORT PORTS MSGS
       for each of PORTS source ports (1..PORTS) and each msg_id 0..MSGS-1,
       one frame: the 16-byte LAST fragment of a message of 1048360 bytes
       (726 fragments of 1444 bytes + 16), checksummed, rail 0, sequence
