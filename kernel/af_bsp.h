@@ -22,13 +22,14 @@
 #include <linux/skbuff.h>
 #include <linux/wait.h>
 #include <linux/atomic.h>
+#include <linux/siphash.h>
 #include <net/sock.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <uapi/linux/bsp.h>
 
 #define BSP_PORT_HASH_BITS	8
-#define BSP_PEER_HASH_BITS	6
+#define BSP_PEER_HASH_BITS	10
 #define BSP_MAX_RAILS		8
 
 /* Module parameters (af_bsp_main.c). */
@@ -48,6 +49,7 @@ struct bsp_net {
 	u32 incarnation;	/* random per namespace state, in hellos */
 	u32 hello_interval_ms;
 	u32 peer_timeout_ms;
+	u32 peer_expire_ms;
 	u32 max_peers;
 	u32 reasm_timeout_ms;
 	unsigned long mem_pages;	/* net.bsp.mem: receive memory limit */
@@ -76,8 +78,14 @@ struct bsp_net {
 
 	/* peer table (peer.c); writers hold peer_lock, readers RCU */
 	spinlock_t peer_lock;
+	siphash_key_t peer_hash_key;	/* random: buckets unpredictable */
 	struct hlist_head peers[1 << BSP_PEER_HASH_BITS];
 	u32 npeers;
+	/* last hello sequence sent per rail index (discovery work only): it
+	 * never goes back within an incarnation, even if a rail is
+	 * re-enslaved or the master re-created, so peers can refuse replays
+	 */
+	u32 hello_seq[BSP_MAX_RAILS];
 
 	/* periodic hellos and liveness (discovery.c) */
 	struct delayed_work discovery_work;

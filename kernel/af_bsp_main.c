@@ -41,6 +41,11 @@ module_param_named(peer_timeout_ms, bsp_default_peer_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(peer_timeout_ms,
 		 "initial net.bsp.peer_timeout_ms: a peer's rail is dead after this much hello silence");
 
+unsigned int bsp_default_peer_expire_ms = 10000;
+module_param_named(peer_expire_ms, bsp_default_peer_expire_ms, uint, 0444);
+MODULE_PARM_DESC(peer_expire_ms,
+		 "initial net.bsp.peer_expire_ms: a peer with no live rail is forgotten this long after it was last heard");
+
 unsigned int bsp_default_max_peers = 1024;
 module_param_named(max_peers, bsp_default_max_peers, uint, 0444);
 MODULE_PARM_DESC(max_peers, "initial net.bsp.max_peers of each namespace");
@@ -90,6 +95,7 @@ static int __init af_bsp_init(void)
 		return -EINVAL;
 	}
 	if (!bsp_default_hello_ms || !bsp_default_peer_timeout_ms ||
+	    !bsp_default_peer_expire_ms ||
 	    !bsp_default_max_peers || !bsp_max_chans ||
 	    bsp_max_chans > U16_MAX || !bsp_max_rails ||
 	    bsp_max_rails > BSP_MAX_RAILS ||

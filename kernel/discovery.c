@@ -57,7 +57,7 @@ static void bsp_send_hello(struct bsp_net *bn, struct bsp_master *m,
 	hi.mtu = min_t(u32, READ_ONCE(dev->mtu), U16_MAX);
 	hi.caps = BSPE_CAP_CSUM;
 	hi.incarnation = bn->incarnation;
-	hi.hello_seq = ++rail->hello_seq;
+	hi.hello_seq = ++bn->hello_seq[rail->index];
 	hi.interval_ms = min_t(u32, READ_ONCE(bn->hello_interval_ms), U16_MAX);
 	bspe_hello_build(skb_put(skb, BSPE_HELLO_LEN), &hi);
 	if (!bsp_rail_xmit(bn, rail->index, dev->broadcast, skb))
@@ -85,6 +85,7 @@ static void bsp_discovery_work(struct work_struct *work)
 
 	bsp_peer_expire(bn, msecs_to_jiffies(READ_ONCE(bn->peer_timeout_ms)),
 			bsp_rail_dead);
+	bsp_peer_reap(bn, msecs_to_jiffies(READ_ONCE(bn->peer_expire_ms)));
 
 	if (rearm && !READ_ONCE(bn->exiting))
 		queue_delayed_work(system_wq, &bn->discovery_work,
@@ -116,6 +117,11 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 	bool came_up, restarted;
 	int err;
 
+	/* a peer is an interface: never a group address (nor zero) */
+	if (!is_valid_ether_addr(eth_hdr(skb)->h_source)) {
+		bsp_count_drop(bn, BSP_DROP_SRC_MAC);
+		goto out;
+	}
 	err = bspe_hello_parse(skb->data, skb->len, &hi);
 	if (err) {
 		if (err == -EPROTONOSUPPORT)
@@ -142,14 +148,32 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 		bsp_count_drop(bn, BSP_DROP_RAIL_MISMATCH);
 		goto out;
 	}
-	atomic_long_inc(&bn->hello_rx);
-	err = bsp_peer_hello(bn, rail->index, eth_hdr(skb)->h_source, &hi,
-			     &came_up, &restarted);
-	if (err) {
-		bsp_count_drop(bn, err == -ENOSPC ? BSP_DROP_PEER_TABLE_FULL :
-			       BSP_DROP_NOMEM);
+	if (hi.mtu < BSPE_HDR_LEN + BSP_PEER_MTU_MIN_PAYLOAD) {
+		bsp_count_drop(bn, BSP_DROP_SHORT);
 		goto out;
 	}
+	err = bsp_peer_hello(bn, rail->index, eth_hdr(skb)->h_source, &hi,
+			     false, &came_up, &restarted);
+	switch (err) {
+	case 0:
+		break;
+	case -ENOSPC:
+		bsp_count_drop(bn, BSP_DROP_PEER_TABLE_FULL);
+		goto out;
+	case -EALREADY:
+		bsp_count_drop(bn, BSP_DROP_REPLAY);
+		goto out;
+	case -EBUSY:
+		net_info_ratelimited("af_bsp: ignored hello of node %u from %pM on rail %u: the node is alive at another MAC or incarnation\n",
+				     hi.node_id, eth_hdr(skb)->h_source,
+				     rail->index);
+		bsp_count_drop(bn, BSP_DROP_PEER_CONFLICT);
+		goto out;
+	default:
+		bsp_count_drop(bn, BSP_DROP_NOMEM);
+		goto out;
+	}
+	atomic_long_inc(&bn->hello_rx);
 	if (restarted) {
 		/* the peer's sockets are new: our channels to it are stale */
 		net_info_ratelimited("af_bsp: node %u restarted; resetting channels to it\n",

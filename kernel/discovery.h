@@ -12,6 +12,7 @@ struct bsp_rail;
 
 extern unsigned int bsp_default_hello_ms;
 extern unsigned int bsp_default_peer_timeout_ms;
+extern unsigned int bsp_default_peer_expire_ms;
 
 void bsp_discovery_init_net(struct bsp_net *bn);
 void bsp_discovery_exit_net(struct bsp_net *bn);

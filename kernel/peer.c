@@ -10,10 +10,21 @@
  * address, which at worst misdirects one frame that the engine then
  * retransmits. The table holds at most net.bsp.max_peers entries; hellos
  * of further nodes are dropped and counted (BSP_DROP_PEER_TABLE_FULL).
+ * Peers with no live rail are forgotten net.bsp.peer_expire_ms after they
+ * were last heard (bsp_peer_reap), so forged or departed node ids do not
+ * hold the table. Buckets are chosen by SipHash of the node id with a
+ * random key per namespace: a sender cannot aim node ids at one bucket.
+ *
+ * What a hello may change (bsp_peer_hello): a (node, rail) keeps the MAC
+ * it was learnt with while it is alive, and a peer keeps its incarnation
+ * while any rail of it is alive, unless the hello is authenticated (then
+ * only a newer incarnation, and a newer hello_seq of the same one, count)
+ * or, for a new incarnation, comes from the MAC already known for that
+ * (node, rail). Anything else waits until the old state is dead.
  */
 #include <linux/etherdevice.h>
-#include <linux/hash.h>
 #include <linux/rculist.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 
 #include "peer.h"
@@ -21,13 +32,22 @@
 
 static struct hlist_head *bsp_peer_bucket(struct bsp_net *bn, u32 node_id)
 {
-	return &bn->peers[hash_32(node_id, BSP_PEER_HASH_BITS)];
+	u64 h = siphash_1u32(node_id, &bn->peer_hash_key);
+
+	return &bn->peers[h & (ARRAY_SIZE(bn->peers) - 1)];
+}
+
+/* RFC 1982 serial number arithmetic: @a is newer than @b. */
+static bool bsp_serial_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
 }
 
 void bsp_peer_init_net(struct bsp_net *bn)
 {
 	int i;
 
+	get_random_bytes(&bn->peer_hash_key, sizeof(bn->peer_hash_key));
 	spin_lock_init(&bn->peer_lock);
 	for (i = 0; i < ARRAY_SIZE(bn->peers); i++)
 		INIT_HLIST_HEAD(&bn->peers[i]);
@@ -89,6 +109,65 @@ void bsp_peer_touch(struct bsp_net *bn, u32 node_id, u8 rail)
 	rcu_read_unlock();
 }
 
+bool bsp_peer_addr_ok(struct bsp_net *bn, u32 node_id, u8 rail,
+		      const u8 *addr)
+{
+	struct bsp_peer *p;
+
+	if (rail >= BSP_MAX_RAILS)
+		return false;
+	p = bsp_peer_lookup_rcu(bn, node_id);
+	return p && READ_ONCE(p->rails[rail].known) &&
+	       ether_addr_equal(p->rails[rail].addr, addr);
+}
+
+/* RCU: smallest MTU @p announces on a live rail, 0 if none. */
+static u32 bsp_peer_mtu_rcu(const struct bsp_peer *p)
+{
+	u32 mtu = 0;
+	int r;
+
+	for (r = 0; r < BSP_MAX_RAILS; r++) {
+		const struct bsp_peer_rail *pr = &p->rails[r];
+		u32 m = READ_ONCE(pr->mtu);
+
+		if (READ_ONCE(pr->alive) && m && (!mtu || m < mtu))
+			mtu = m;
+	}
+	return mtu;
+}
+
+u32 bsp_peer_mtu(struct bsp_net *bn, u32 node_id)
+{
+	struct bsp_peer *p;
+	u32 mtu = 0;
+
+	rcu_read_lock();
+	p = bsp_peer_lookup_rcu(bn, node_id);
+	if (p)
+		mtu = bsp_peer_mtu_rcu(p);
+	rcu_read_unlock();
+	return mtu;
+}
+
+u32 bsp_peers_min_mtu(struct bsp_net *bn)
+{
+	struct bsp_peer *p;
+	u32 mtu = 0, m;
+	int b;
+
+	rcu_read_lock();
+	for (b = 0; b < ARRAY_SIZE(bn->peers); b++) {
+		hlist_for_each_entry_rcu(p, &bn->peers[b], hnode) {
+			m = bsp_peer_mtu_rcu(p);
+			if (m && (!mtu || m < mtu))
+				mtu = m;
+		}
+	}
+	rcu_read_unlock();
+	return mtu;
+}
+
 /* peer_lock held. */
 static struct bsp_peer *bsp_peer_get_or_create(struct bsp_net *bn,
 					       u32 node_id, int *err)
@@ -113,13 +192,52 @@ static struct bsp_peer *bsp_peer_get_or_create(struct bsp_net *bn,
 	return p;
 }
 
+static bool bsp_peer_any_alive(const struct bsp_peer *p)
+{
+	int r;
+
+	for (r = 0; r < BSP_MAX_RAILS; r++)
+		if (p->rails[r].alive)
+			return true;
+	return false;
+}
+
+/*
+ * peer_lock held: may the hello @hi (heard on our rail @rail from @addr)
+ * change known peer @p? 0 or the errno of bsp_peer_hello.
+ */
+static int bsp_peer_hello_check(const struct bsp_peer *p, u8 rail,
+				const u8 *addr,
+				const struct bspe_hello_info *hi, bool authed)
+{
+	const struct bsp_peer_rail *pr = &p->rails[rail];
+	bool same_mac = pr->known && ether_addr_equal(pr->addr, addr);
+
+	if (!p->heard)		/* static only so far: nothing to protect */
+		return 0;
+	if (hi->incarnation == p->incarnation) {
+		if (pr->hello_seq &&
+		    !bsp_serial_after(hi->hello_seq, pr->hello_seq))
+			return -EALREADY;
+		if (!authed && pr->alive && !pr->is_static && !same_mac)
+			return -EBUSY;
+		return 0;
+	}
+	if (!bsp_peer_any_alive(p))
+		return 0;	/* the old incarnation is dead */
+	if (authed)
+		return bsp_serial_after(hi->incarnation, p->incarnation) ?
+		       0 : -EALREADY;
+	return same_mac ? 0 : -EBUSY;
+}
+
 int bsp_peer_hello(struct bsp_net *bn, u8 rail, const u8 *addr,
-		   const struct bspe_hello_info *hi, bool *came_up,
-		   bool *restarted)
+		   const struct bspe_hello_info *hi, bool authed,
+		   bool *came_up, bool *restarted)
 {
 	struct bsp_peer_rail *pr;
 	struct bsp_peer *p;
-	int err = 0;
+	int err = 0, r;
 
 	*came_up = false;
 	*restarted = false;
@@ -129,16 +247,23 @@ int bsp_peer_hello(struct bsp_net *bn, u8 rail, const u8 *addr,
 	p = bsp_peer_get_or_create(bn, hi->node_id, &err);
 	if (!p)
 		goto out;
-	if (p->heard && p->incarnation != hi->incarnation)
+	err = bsp_peer_hello_check(p, rail, addr, hi, authed);
+	if (err)
+		goto out;
+	if (p->heard && p->incarnation != hi->incarnation) {
 		*restarted = true;
+		/* sequence numbers are per incarnation */
+		for (r = 0; r < BSP_MAX_RAILS; r++)
+			p->rails[r].hello_seq = 0;
+	}
 	p->heard = true;
 	p->incarnation = hi->incarnation;
 	p->nrails = hi->nrails;
 	pr = &p->rails[rail];
 	if (!pr->is_static)
 		ether_addr_copy(pr->addr, addr);
-	pr->mtu = hi->mtu;
-	pr->known = true;
+	WRITE_ONCE(pr->mtu, hi->mtu);
+	WRITE_ONCE(pr->known, true);
 	pr->last_seen = jiffies;
 	pr->hello_seq = hi->hello_seq;
 	if (!pr->alive) {
@@ -166,8 +291,8 @@ int bsp_peer_add_static(struct bsp_net *bn, u32 node_id, u8 rail,
 	if (p) {
 		pr = &p->rails[rail];
 		ether_addr_copy(pr->addr, addr);
-		pr->mtu = mtu;
-		pr->known = true;
+		WRITE_ONCE(pr->mtu, mtu);
+		WRITE_ONCE(pr->known, true);
 		pr->is_static = true;
 		pr->last_seen = jiffies;
 		WRITE_ONCE(pr->alive, true);
@@ -251,6 +376,41 @@ void bsp_peer_expire(struct bsp_net *bn, unsigned long timeout,
 	bsp_peer_mark_dead(bn, -1, timeout, down);
 }
 
+/* peer_lock held: nothing of @p is alive or static, all heard long ago. */
+static bool bsp_peer_idle(const struct bsp_peer *p, unsigned long idle)
+{
+	int r;
+
+	for (r = 0; r < BSP_MAX_RAILS; r++) {
+		const struct bsp_peer_rail *pr = &p->rails[r];
+
+		if (pr->alive || pr->is_static)
+			return false;
+		if (pr->known && time_before(jiffies, pr->last_seen + idle))
+			return false;
+	}
+	return true;
+}
+
+void bsp_peer_reap(struct bsp_net *bn, unsigned long idle)
+{
+	struct hlist_node *tmp;
+	struct bsp_peer *p;
+	int b;
+
+	spin_lock_bh(&bn->peer_lock);
+	for (b = 0; b < ARRAY_SIZE(bn->peers); b++) {
+		hlist_for_each_entry_safe(p, tmp, &bn->peers[b], hnode) {
+			if (!bsp_peer_idle(p, idle))
+				continue;
+			hlist_del_rcu(&p->hnode);
+			bn->npeers--;
+			kfree_rcu(p, rcu);
+		}
+	}
+	spin_unlock_bh(&bn->peer_lock);
+}
+
 void bsp_peer_rail_down(struct bsp_net *bn, u8 rail,
 			void (*down)(struct bsp_net *bn, u32 node, u8 rail))
 {
@@ -299,8 +459,9 @@ void bsp_peer_forget_rail(struct bsp_net *bn, u8 rail)
 	for (b = 0; b < ARRAY_SIZE(bn->peers); b++) {
 		hlist_for_each_entry(p, &bn->peers[b], hnode) {
 			WRITE_ONCE(p->rails[rail].alive, false);
-			p->rails[rail].known = false;
+			WRITE_ONCE(p->rails[rail].known, false);
 			p->rails[rail].is_static = false;
+			p->rails[rail].hello_seq = 0;
 		}
 	}
 	spin_unlock_bh(&bn->peer_lock);

@@ -97,6 +97,13 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.extra1		= &bsp_sysctl_one,
 	},
 	{
+		.procname	= "peer_expire_ms",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= &bsp_sysctl_one,
+	},
+	{
 		.procname	= "max_peers",
 		.maxlen		= sizeof(u32),
 		.mode		= 0644,
@@ -134,9 +141,10 @@ static int bsp_sysctl_init_net(struct bsp_net *bn)
 	t[1].data = &bn->cluster_id;
 	t[2].data = &bn->hello_interval_ms;
 	t[3].data = &bn->peer_timeout_ms;
-	t[4].data = &bn->max_peers;
-	t[5].data = &bn->reasm_timeout_ms;
-	t[6].data = &bn->mem_pages;
+	t[4].data = &bn->peer_expire_ms;
+	t[5].data = &bn->max_peers;
+	t[6].data = &bn->reasm_timeout_ms;
+	t[7].data = &bn->mem_pages;
 
 	bn->sysctl_hdr = register_net_sysctl(bn->net, "net/bsp", t);
 	if (!bn->sysctl_hdr) {
@@ -168,6 +176,7 @@ static int __net_init bsp_net_init(struct net *net)
 	bn->incarnation = get_random_u32();
 	bn->hello_interval_ms = bsp_default_hello_ms;
 	bn->peer_timeout_ms = bsp_default_peer_timeout_ms;
+	bn->peer_expire_ms = bsp_default_peer_expire_ms;
 	bn->max_peers = bsp_default_max_peers;
 	bn->reasm_timeout_ms = bsp_default_reasm_timeout_ms;
 	/* like udp_mem: a share of the memory free for buffers */

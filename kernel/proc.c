@@ -34,6 +34,9 @@ static const char * const bsp_drop_names[__BSP_DROP_MAX] = {
 	[BSP_DROP_NO_PORT]		= "no_port",
 	[BSP_DROP_NOMEM]		= "nomem",
 	[BSP_DROP_CSUM]			= "csum",
+	[BSP_DROP_SRC_MAC]		= "src_mac",
+	[BSP_DROP_PEER_CONFLICT]	= "peer_conflict",
+	[BSP_DROP_REPLAY]		= "replay",
 	[BSP_DROP_MEM]			= "mem",
 };
 

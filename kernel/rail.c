@@ -23,6 +23,7 @@
 #include "rail.h"
 #include "discovery.h"
 #include "transport.h"
+#include "peer.h"
 #include "engine/bspe_wire.h"
 
 static bool bsp_rail_oper_up(const struct net_device *dev)
@@ -190,7 +191,7 @@ int bsp_rail_add(struct bsp_master *m, struct net_device *slave,
 		NL_SET_ERR_MSG(extack, "rails must be Ethernet devices");
 		return -EOPNOTSUPP;
 	}
-	if (slave->mtu < BSPE_HDR_LEN + 64) {
+	if (slave->mtu < BSPE_HDR_LEN + BSP_PEER_MTU_MIN_PAYLOAD) {
 		NL_SET_ERR_MSG(extack, "rail MTU too small for AF_BSP");
 		return -EINVAL;
 	}

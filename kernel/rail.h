@@ -27,7 +27,6 @@ struct bsp_rail {
 	struct packet_type pt;
 	u8 index;
 	bool up;		/* running with carrier; RTNL, READ_ONCE */
-	u32 hello_seq;		/* discovery work only */
 };
 
 struct bsp_master {

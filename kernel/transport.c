@@ -57,6 +57,7 @@ struct bsp_transport {
 	struct hrtimer timer;
 	u16 msg_wnd;
 	u16 max_chans;
+	u16 frag_size;			/* payload bytes per DATA frame */
 	struct sk_buff **slots;		/* [chan * msg_wnd + slot] */
 	struct bsp_endpoint *chans;	/* remote endpoint of each channel */
 	struct sk_buff_head txq;	/* frames to send after unlock */
@@ -502,7 +503,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	struct bsp_transport *tp;
 	struct bspe_cfg cfg;
 	size_t size;
-	u32 mtu;
+	u32 mtu, peer_mtu;
 
 	bspe_cfg_default(&cfg);
 	cfg.node = bsp_node_id(bn);
@@ -512,7 +513,12 @@ int bsp_transport_create(struct bsp_sock *bs)
 	if (bsp_checksum)
 		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
 	cfg.max_chans = bs->chans ?: bsp_max_chans;
-	mtu = min_t(u32, bsp_rails_mtu(bn), U16_MAX);
+	/* our rails and what the peers known now accept (their hellos) */
+	mtu = bsp_rails_mtu(bn);
+	peer_mtu = bsp_peers_min_mtu(bn);
+	if (peer_mtu && peer_mtu < mtu)
+		mtu = peer_mtu;
+	mtu = min_t(u32, mtu, U16_MAX);
 	cfg.frag_size = mtu - BSPE_HDR_LEN;
 	cfg.max_msg = BSP_MSG_MAX;
 	cfg.rcvbuf = max_t(u32, READ_ONCE(bs->sk.sk_rcvbuf), BSP_MSG_MAX);
@@ -546,6 +552,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->bs = bs;
 	tp->bn = bn;
 	tp->msg_wnd = cfg.msg_wnd;
+	tp->frag_size = cfg.frag_size;
 	tp->max_chans = cfg.max_chans;
 	tp->ep = bspe_init(tp->mem, size, &cfg, &bsp_engine_ops, tp);
 	if (!tp->ep) {
@@ -661,13 +668,22 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 		       u16 port, u32 send_flags, bool noblock, long *timeo)
 {
 	struct bsp_transport *tp = READ_ONCE(bs->tp);
-	u32 flags = 0;
+	u32 flags = 0, peer_mtu;
 	u64 seen;
 	int chan, err;
 	long rc;
 
 	if (!tp)
 		return -ENOTCONN;
+	/*
+	 * The packet size is fixed at bind; a peer that announces a smaller
+	 * MTU on one of its live rails would never receive our larger
+	 * frames: refuse at once what would need them.
+	 */
+	peer_mtu = bsp_peer_mtu(tp->bn, node);
+	if (peer_mtu && BSPE_HDR_LEN + min_t(u32, skb->len, tp->frag_size) >
+			peer_mtu)
+		return -EMSGSIZE;
 	if (send_flags & BSP_SEND_LAST)
 		flags |= BSPE_SEND_LAST;
 	if (send_flags & BSP_SEND_SYNC)
@@ -951,6 +967,7 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	const struct bspe_hdr *h;
 	struct bsp_transport *tp;
 	struct sock *sk;
+	bool known;
 	int err;
 
 	if (skb->len < BSPE_HDR_LEN) {
@@ -962,8 +979,19 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 		bsp_count_drop(bn, BSP_DROP_ADDR);
 		goto out;
 	}
-	/* any frame of the peer on this rail is evidence the rail works */
-	bsp_peer_touch(bn, ntohl(h->src_node), rail);
+	/*
+	 * Only a known peer, from the MAC it has on the rail the frame
+	 * arrived on, reaches a socket: anything else could not be answered,
+	 * and must not open channels or touch liveness.
+	 */
+	rcu_read_lock();
+	known = bsp_peer_addr_ok(bn, ntohl(h->src_node), rail,
+				 eth_hdr(skb)->h_source);
+	rcu_read_unlock();
+	if (!known) {
+		bsp_count_drop(bn, BSP_DROP_SRC_MAC);
+		goto out;
+	}
 	sk = bsp_port_lookup_get(bn, ntohs(h->dst_port));
 	if (!sk) {
 		bsp_count_drop(bn, BSP_DROP_NO_PORT);
@@ -990,6 +1018,8 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	bsp_unlock_flush(tp);
 	if (err)
 		bsp_count_drop(bn, BSP_DROP_ENGINE);
+	else	/* a valid frame of the peer proves the rail works */
+		bsp_peer_touch(bn, ntohl(h->src_node), rail);
 	sock_put(sk);
 out:
 	consume_skb(skb);

@@ -2,6 +2,7 @@
  * as C11 with -Wall -Wextra -Werror -pedantic, with and without BSP_WIDE_TYPES: every
  * function of bsp.h has exactly the type expected (the 1998 int prototypes, or the same
  * with int64_t sizes). */
+#include <bsc.h>
 #include <bsp.h>
 #include <stdint.h>
 
@@ -17,6 +18,12 @@ _Static_assert(_Generic((bsp_size_t)0, SIZE: 1, default: 0), "bsp_size_t");
 /* The names of BSPonMPI and MulticoreBSP for C: int in both modes. */
 _Static_assert(_Generic((bsp_pid_t)0, int: 1, default: 0), "bsp_pid_t");
 _Static_assert(_Generic((bsp_nprocs_t)0, int: 1, default: 0), "bsp_nprocs_t");
+/* bsc.h follows bsp_size_t as BSPonMPI's does. */
+_Static_assert(_Generic((bsc_size_t)0, SIZE: 1, default: 0), "bsc_size_t");
+_Static_assert(_Generic((bsc_step_t)0, unsigned: 1, default: 0), "bsc_step_t");
+_Static_assert(HAS_TYPE(bsc_put, bsc_step_t (*)(bsc_step_t, int, const void *, void *, SIZE, SIZE)),
+               "bsc_put");
+_Static_assert(HAS_TYPE(bsc_sync, bsc_step_t (*)(bsc_step_t)), "bsc_sync");
 _Static_assert(HAS_TYPE(bsp_init, void (*)(void (*)(void), int, char **)), "bsp_init");
 _Static_assert(HAS_TYPE(bsp_begin, void (*)(int)), "bsp_begin");
 _Static_assert(HAS_TYPE(bsp_end, void (*)(void)), "bsp_end");

@@ -1,6 +1,7 @@
 // Compile-only check of bsp.h and bsp.hpp as C++20 with -Wall -Wextra -Werror -pedantic,
 // with and without BSP_WIDE_TYPES (Libbsp.HeaderCompiles.*: tests/userlib/CMakeLists.txt):
 // the C functions have exactly the expected types, and the C++ layer follows bsp_size_t.
+#include <bsc.h>
 #include <bsp.hpp>
 
 #include <cstdint>
@@ -16,6 +17,10 @@ using Size = int;
 static_assert(std::is_same_v<bsp_size_t, Size>);
 static_assert(std::is_same_v<bsp_pid_t, int>);  // BSPonMPI's and MulticoreBSP's names
 static_assert(std::is_same_v<bsp_nprocs_t, int>);
+static_assert(std::is_same_v<bsc_size_t, Size>);
+[[maybe_unused]] static bsc_step_t (*const check_bsc_bcast)(bsc_step_t, int, bsc_group_t,
+                                                            const void *, void *,
+                                                            Size) = &bsc_bcast;
 // Initialising a pointer of the exact expected type compiles only if the function has
 // that type (a decltype comparison would drop GCC's access attributes with a warning).
 [[maybe_unused]] static void (*const check_bsp_put)(int, const void *, void *, Size,

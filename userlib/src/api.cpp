@@ -394,6 +394,27 @@ int bsp_hpmove(void **tag_ptr, void **payload_ptr) {
 
 namespace bsp::capi {
 
+bool sync_ready(const char *call, bool ready) {
+    return guarded(call, [&] {
+        bsp::rt::Runtime &rt = running(call);
+        rt.sync(call, bsp::rt::SyncKind::Sync, ready);
+        return rt.all_ready();
+    });
+}
+
+int pid(const char *call) {
+    return guarded(call, [&] { return running(call).pid(); });
+}
+
+int nprocs(const char *call) {
+    return guarded(call, [&] { return running(call).nprocs(); });
+}
+
+void misuse(const char *call, const std::string &reason) {
+    guarded(call, [&] { throw Misuse(call, running(call).pid(), reason); });
+    std::_Exit(EXIT_FAILURE);  // not reached: guarded ends the program on Misuse
+}
+
 void push_reg(const char *call, const void *ident, std::int64_t size) {
     guarded(call, [&] { running(call).push_reg(call, ident, size); });
 }

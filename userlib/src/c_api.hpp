@@ -24,6 +24,15 @@ void get(const char *call, int pid, const void *src, std::int64_t offset, void *
 void send(const char *call, int pid, const void *tag, const void *payload, std::int64_t nbytes);
 void move(const char *call, void *payload, std::int64_t reception_nbytes);
 
+// For the collectives library (bsc.cpp), on top of the calls above:
+// a bsp_sync that contributes `ready` (bsc_sync(bsc_flush)); returns whether every
+// process contributed it, i.e. the epoch of the collectives ends here.
+bool sync_ready(const char *call, bool ready);
+int pid(const char *call);
+int nprocs(const char *call);
+// Ends the program with "BSPlib error: <call> on process <pid>: <reason>".
+[[noreturn]] void misuse(const char *call, const std::string &reason);
+
 // Instantiated in api.cpp for int and std::int64_t.
 template <typename T>
 void set_tagsize(const char *call, T *tag_nbytes);

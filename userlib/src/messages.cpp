@@ -5,6 +5,11 @@
 
 namespace bsp::rt {
 
+namespace {
+// Bit of a contribution's kind byte: Contribution::ready.
+constexpr unsigned kReadyBit = 0x80;
+}  // namespace
+
 void write_header(Writer &w, const MsgHeader &h) {
     w.put<std::uint32_t>(kMessagingMagic);
     w.put<std::uint8_t>(static_cast<std::uint8_t>(h.type));
@@ -39,7 +44,8 @@ std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t rou
             continue;
         const Contribution &c = *known[pid];
         w.put<std::uint32_t>(static_cast<std::uint32_t>(pid));
-        w.put<std::uint8_t>(static_cast<std::uint8_t>(c.kind));
+        w.put<std::uint8_t>(
+            static_cast<std::uint8_t>(static_cast<unsigned>(c.kind) | (c.ready ? kReadyBit : 0u)));
         w.put<std::int32_t>(c.tagsize_request);
         // The row as a bit vector.
         for (std::size_t j = 0; j < known.size(); j += 8) {
@@ -70,6 +76,8 @@ void decode_barrier(Reader &r, std::vector<std::optional<Contribution>> &known) 
             throw ProtocolError("barrier contribution of an unknown process");
         Contribution c;
         auto kind = r.get<std::uint8_t>();
+        c.ready = (kind & kReadyBit) != 0;
+        kind &= static_cast<std::uint8_t>(~kReadyBit);
         if (kind > 1)
             throw ProtocolError("barrier contribution of unknown kind");
         c.kind = static_cast<SyncKind>(kind);

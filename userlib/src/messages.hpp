@@ -36,6 +36,9 @@ struct Contribution {
     std::int32_t tagsize_request = -1;  // -1: bsp_set_tagsize not called
     std::vector<std::uint8_t> row;      // row[j] != 0: this process communicates with j
     RegOps ops;
+    // The collectives library (bsc_sync(bsc_flush)) has nothing left to do on this
+    // process: the epoch ends at the first barrier in which every process says so.
+    bool ready = false;
     bool operator==(const Contribution &) const = default;
 };
 

@@ -317,10 +317,11 @@ void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<C
     }
 }
 
-void Runtime::sync(std::string_view call, SyncKind kind) {
+void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     const auto n = static_cast<std::size_t>(nprocs_);
     Contribution mine;
     mine.kind = kind;
+    mine.ready = ready;
     mine.tagsize_request = static_cast<std::int32_t>(tagsize_request_);  // <= kMaxTagBytes
     mine.ops = registry_.pending_ops();
     mine.row.assign(n, 0);
@@ -330,6 +331,7 @@ void Runtime::sync(std::string_view call, SyncKind kind) {
 
     std::vector<Contribution> all = messaging_.barrier(superstep_, mine);
     validate(call, kind, all);
+    all_ready_ = std::all_of(all.begin(), all.end(), [](const Contribution &c) { return c.ready; });
     std::vector<RegOps> reg(n);
     BitMatrix m(nprocs_);
     for (std::size_t k = 0; k < n; ++k) {

@@ -54,7 +54,10 @@ class Runtime {
     void move(std::string_view call, void *payload, std::int64_t reception_nbytes);
     std::int64_t hpmove(void **tag_ptr, void **payload_ptr);
 
-    void sync(std::string_view call, SyncKind kind = SyncKind::Sync);
+    // ready: this process contributes Contribution::ready to the barrier (the collectives
+    // library's bsc_sync(bsc_flush)); all_ready() then tells whether every process did.
+    void sync(std::string_view call, SyncKind kind = SyncKind::Sync, bool ready = false);
+    bool all_ready() const { return all_ready_; }
 
     const Messaging &messaging() const { return messaging_; }
     const Registry &registry() const { return registry_; }
@@ -101,6 +104,7 @@ class Runtime {
     std::int64_t tagsize_ = 0;
     std::int64_t tagsize_request_ = -1;
     std::uint64_t gets_issued_ = 0;  // in this superstep
+    bool all_ready_ = false;         // of the last sync
     std::chrono::steady_clock::time_point start_;
 };
 

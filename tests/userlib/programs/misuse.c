@@ -1,8 +1,10 @@
 /* BSPlib programs that misuse the library, one per case (argv[1]); each must end the
  * whole program with one message naming the call, the process and the reason. */
+#include <bsc.h>
 #include <bsp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *which;
@@ -56,6 +58,20 @@ static void spmd(void)
         bsp_sync();
         if (bsp_pid() == 0)
             bsp_get_tag(&y, NULL);
+    }
+    if (is("bsc_bad_root") && bsp_pid() == 0)
+        bsc_bcast(bsc_start, 7, bsc_all, &y, x, 4);
+    if (is("bsc_bad_algorithm") && bsp_pid() == 1) {
+        setenv("BSC_ALGORITHM", "fastest", 1);
+        bsc_bcast(bsc_start, 0, bsc_all, &y, x, 4);
+    }
+    if (is("bsc_not_member")) {
+        bsc_group_t g = bsc_group_create_partition(bsp_pid() == 2);
+        if (bsp_pid() == 2) {
+            int n[2] = {2, 5};
+            bsc_group_create_neighbourhood(n, 2);
+        }
+        bsc_group_destroy(g);
     }
     if (is("hpmove_null_tag") && bsp_pid() == 1) {
         void *payload = NULL;

@@ -201,6 +201,14 @@ INSTANTIATE_TEST_SUITE_P(
         MisuseCase{"get_tag_null",
                    "BSPlib error: bsp_get_tag on process 0: tag pointer is NULL but the tag size "
                    "is 4"},
+        MisuseCase{"bsc_bad_root",
+                   "BSPlib error: bsc_bcast on process 0: root 7 is not a member of the group"},
+        MisuseCase{"bsc_bad_algorithm",
+                   "BSPlib error: bsc_bcast on process 1: BSC_ALGORITHM=fastest is invalid "
+                   "(expected auto, direct, two-phase or tree)"},
+        MisuseCase{"bsc_not_member",
+                   "BSPlib error: bsc_group_create_neighbourhood on process 2: bad pid 5 in the "
+                   "neighbour list (nprocs is 3)"},
         MisuseCase{"hpmove_null_tag", "BSPlib error: bsp_hpmove on process 1: tag pointer is NULL"},
         MisuseCase{"hpmove_null_payload",
                    "BSPlib error: bsp_hpmove on process 0: payload pointer is NULL"},
@@ -399,6 +407,53 @@ TEST(Programs, OverlappingGetsLaterWins) {
     EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
 }
+
+// Every collective of bsc.h with every algorithm, on bsc_all, partition groups and a
+// neighbourhood, against the naive reference of collectives.c, for p = 1 .. 12, and the
+// BSP_WIDE_TYPES build of the program (the _wide entry points) for p = 3 and 12.
+struct CollectivesRun {
+    const char *program;
+    int nprocs;
+};
+
+class Collectives : public UnderBsprun, public ::testing::WithParamInterface<CollectivesRun> {};
+
+TEST_P(Collectives, EveryAlgorithmAgainstTheNaiveReference) {
+    const auto [name, p] = GetParam();
+    auto r = run(name, p);
+    const auto lines = sorted_lines(r.out);
+    ASSERT_EQ(lines.size(), static_cast<std::size_t>(p)) << r.out << r.err;
+    std::vector<std::string> pids, want;
+    for (const auto &l : lines) {
+        const auto at = l.find("] collectives: ");
+        ASSERT_NE(at, std::string::npos) << l;
+        pids.push_back(l.substr(1, at - 1));
+        EXPECT_EQ(l.substr(l.size() - 9), ", 0 wrong") << l;
+        EXPECT_EQ(l.find(": 0 checks"), std::string::npos) << l;
+    }
+    for (int i = 0; i < p; ++i)
+        want.push_back(std::to_string(i));
+    std::sort(pids.begin(), pids.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(pids, want);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Procs, Collectives,
+    ::testing::Values(CollectivesRun{"collectives", 1}, CollectivesRun{"collectives", 2},
+                      CollectivesRun{"collectives", 3}, CollectivesRun{"collectives", 4},
+                      CollectivesRun{"collectives", 5}, CollectivesRun{"collectives", 6},
+                      CollectivesRun{"collectives", 7}, CollectivesRun{"collectives", 8},
+                      CollectivesRun{"collectives", 9}, CollectivesRun{"collectives", 10},
+                      CollectivesRun{"collectives", 11}, CollectivesRun{"collectives", 12},
+                      CollectivesRun{"collectives_wide", 3},
+                      CollectivesRun{"collectives_wide", 12}),
+    [](const ::testing::TestParamInfo<CollectivesRun> &i) {
+        return std::string(i.param.program) + "_p" + std::to_string(i.param.nprocs);
+    });
 
 TEST(Programs, AfBspRequestedWithoutTheModuleIsAClearError) {
     if (access("/sys/module/af_bsp/parameters/family", R_OK) == 0)

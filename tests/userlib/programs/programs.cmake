@@ -1,7 +1,7 @@
 # BSPlib test programs (C, linked against libbsp exactly as users link) and the driver
 # that runs them as separate processes. Included from ../userlib_tests.cmake.
 set(BSP_PROG_DIR ${CMAKE_CURRENT_LIST_DIR})
-set(BSP_TEST_PROGRAMS allsums_v1 allsums_v2 allsums_array misuse primitives compat)
+set(BSP_TEST_PROGRAMS allsums_v1 allsums_v2 allsums_array misuse primitives compat collectives)
 foreach(p ${BSP_TEST_PROGRAMS})
   add_executable(bsptest_${p} ${BSP_PROG_DIR}/${p}.c)
   target_link_libraries(bsptest_${p} PRIVATE bsp)
@@ -29,6 +29,13 @@ target_link_libraries(bsptest_cxx_api_wide PRIVATE bsp)
 set_target_properties(bsptest_cxx_api_wide PROPERTIES OUTPUT_NAME cxx_api_wide
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
 
+# The collectives of bsc.h through their _wide entry points.
+add_executable(bsptest_collectives_wide ${BSP_PROG_DIR}/collectives.c)
+target_compile_definitions(bsptest_collectives_wide PRIVATE BSP_WIDE_TYPES)
+target_link_libraries(bsptest_collectives_wide PRIVATE bsp)
+set_target_properties(bsptest_collectives_wide PROPERTIES OUTPUT_NAME collectives_wide
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
+
 add_executable(userlib_program_tests
   ${BSP_PROG_DIR}/program_runner.cpp
   ${BSP_PROG_DIR}/program_test.cpp
@@ -38,7 +45,7 @@ target_link_libraries(userlib_program_tests PRIVATE GTest::gtest_main)
 target_compile_definitions(userlib_program_tests PRIVATE
   BSP_PROGRAMS_DIR="${CMAKE_BINARY_DIR}/userlib-test-programs"
   BSP_EXAMPLES_DIR="${CMAKE_BINARY_DIR}/examples")
-foreach(p ${BSP_TEST_PROGRAMS} ${BSP_WIDE_TEST_PROGRAMS} cxx_api cxx_api_wide)
+foreach(p ${BSP_TEST_PROGRAMS} ${BSP_WIDE_TEST_PROGRAMS} cxx_api cxx_api_wide collectives_wide)
   add_dependencies(userlib_program_tests bsptest_${p})
 endforeach()
 foreach(ex inprod sort matvec)

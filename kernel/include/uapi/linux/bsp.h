@@ -286,6 +286,13 @@ enum bsp_drop_reason {
 	BSP_DROP_NO_PORT,	/* no socket bound to the destination port */
 	BSP_DROP_NOMEM,		/* allocation failed */
 	BSP_DROP_CSUM,		/* hello with a wrong checksum */
+	BSP_DROP_SRC_MAC,	/* source MAC not unicast, or not the one the
+				 * peer table has for (node, arrival rail)
+				 */
+	BSP_DROP_PEER_CONFLICT,	/* unproven hello: would move a live peer to
+				 * another MAC or incarnation
+				 */
+	BSP_DROP_REPLAY,	/* hello not newer than the last one heard */
 	BSP_DROP_MEM,		/* data refused: net.bsp.mem reached */
 	__BSP_DROP_MAX,
 };
