@@ -296,10 +296,6 @@ int do_strand(uint32_t node, uint16_t port, uint32_t msgs) {
         std::fprintf(stderr, "no POLLERR within 30 s (revents %#x)\n", unsigned(p.revents));
         return 1;
     }
-    // taking the stats locks the endpoint: the failing engine call is over
-    bsp_sock_stats st{};
-    socklen_t sl = sizeof(st);
-    getsockopt(fd, SOL_BSP, BSP_SOCK_STATS, &st, &sl);
     char c;
     errno = 0;
     ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
@@ -315,41 +311,50 @@ int do_strand(uint32_t node, uint16_t port, uint32_t msgs) {
         std::fprintf(stderr, "SO_ERROR %d on an unconnected socket\n", soerr);
         return 1;
     }
+    // Messages may fail in more than one go: collect reports until the last message's came
+    // (bounded), then every failure counted in tx_errors must have exactly one report.
     uint64_t reports = 0;
     std::vector<bool> seen(msgs + 1);
-    for (;;) {
-        sockaddr_bsp from{};
-        alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(sock_extended_err))];
-        msghdr mh{};
-        mh.msg_name = &from;
-        mh.msg_namelen = sizeof(from);
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof(cbuf);
-        if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
-            if (errno == EAGAIN)
-                break;
-            std::perror("recvmsg(MSG_ERRQUEUE)");
-            return 1;
+    bsp_sock_stats st{};
+    for (int round = 0; round < 30 && !seen[msgs]; ++round) {
+        for (;;) {
+            sockaddr_bsp from{};
+            alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(sock_extended_err))];
+            msghdr mh{};
+            mh.msg_name = &from;
+            mh.msg_namelen = sizeof(from);
+            mh.msg_control = cbuf;
+            mh.msg_controllen = sizeof(cbuf);
+            if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+                if (errno == EAGAIN)
+                    break;
+                std::perror("recvmsg(MSG_ERRQUEUE)");
+                return 1;
+            }
+            cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+            if (!cm || cm->cmsg_level != SOL_BSP || cm->cmsg_type != BSP_CMSG_ERR ||
+                !(mh.msg_flags & MSG_ERRQUEUE) || mh.msg_namelen != sizeof(from)) {
+                std::fprintf(stderr, "error report without BSP_CMSG_ERR\n");
+                return 1;
+            }
+            sock_extended_err ee;
+            std::memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+            if (ee.ee_errno != EHOSTUNREACH || ee.ee_origin != SO_EE_ORIGIN_LOCAL ||
+                ee.ee_info != port || ee.ee_data < 1 || ee.ee_data > msgs || seen[ee.ee_data] ||
+                from.sbsp_node != node || from.sbsp_port != port) {
+                std::fprintf(stderr, "report: errno %u origin %u info %u data %u from %u:%u\n",
+                             ee.ee_errno, ee.ee_origin, ee.ee_info, ee.ee_data, from.sbsp_node,
+                             from.sbsp_port);
+                return 1;
+            }
+            seen[ee.ee_data] = true;
+            ++reports;
         }
-        cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        if (!cm || cm->cmsg_level != SOL_BSP || cm->cmsg_type != BSP_CMSG_ERR ||
-            !(mh.msg_flags & MSG_ERRQUEUE) || mh.msg_namelen != sizeof(from)) {
-            std::fprintf(stderr, "error report without BSP_CMSG_ERR\n");
-            return 1;
-        }
-        sock_extended_err ee;
-        std::memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
-        if (ee.ee_errno != EHOSTUNREACH || ee.ee_origin != SO_EE_ORIGIN_LOCAL ||
-            ee.ee_info != port || ee.ee_data < 1 || ee.ee_data > msgs || seen[ee.ee_data] ||
-            from.sbsp_node != node || from.sbsp_port != port) {
-            std::fprintf(stderr, "report: errno %u origin %u info %u data %u from %u:%u\n",
-                         ee.ee_errno, ee.ee_origin, ee.ee_info, ee.ee_data, from.sbsp_node,
-                         from.sbsp_port);
-            return 1;
-        }
-        seen[ee.ee_data] = true;
-        ++reports;
+        if (!seen[msgs])
+            poll(&p, 1, 1000);
     }
+    socklen_t sl = sizeof(st);
+    getsockopt(fd, SOL_BSP, BSP_SOCK_STATS, &st, &sl);
     if (st.tx_errors == 0 || reports != st.tx_errors) {
         std::fprintf(stderr, "%llu error reports, tx_errors %llu\n", (unsigned long long)reports,
                      (unsigned long long)st.tx_errors);
