@@ -182,4 +182,96 @@ TEST(PeerInput, BsmpMessageLengthBeyondItsStreamIsRejected) {
     EXPECT_THROW(rt.sync("bsp_sync"), ProtocolError);
 }
 
+// A message of the messaging layer: its header, then `size` bytes in all.
+std::vector<std::byte> padded_message(MsgType type, std::uint64_t superstep, std::uint32_t aux,
+                                      std::size_t size) {
+    std::vector<std::byte> m;
+    Writer w(m);
+    write_header(w, {type, superstep, aux});
+    m.resize(size, std::byte{0x41});
+    return m;
+}
+
+// The stash flood: thousands of 64 KB barrier messages of the next superstep from
+// a peer. The stash keeps the one (sender, round) of the butterfly that can come early and
+// drops every other, whatever their number: memory stays at one message.
+TEST(StashBound, FloodOfNextSuperstepBarrierMessagesKeepsOne) {
+    constexpr std::size_t kFlood = 2500, kSize = 64 << 10;
+    std::deque<std::vector<std::byte>> script;
+    for (std::size_t i = 0; i < kFlood; ++i)
+        script.push_back(padded_message(MsgType::Barrier, 1, 1, kSize));
+    std::vector<std::optional<Contribution>> known(2);
+    Contribution c;
+    c.row = {0, 0};
+    known[1] = c;
+    script.push_back(encode_barrier(0, 1, known));
+    ScriptedPeer peer(std::move(script));
+    Runtime rt(0, 2, &peer, {});
+    rt.sync("bsp_sync");
+    EXPECT_EQ(peer.left(), 0u);
+    const StashStats &st = rt.messaging().stash_stats();
+    EXPECT_EQ(st.dropped, kFlood - 1);
+    EXPECT_EQ(st.dropped_bytes, (kFlood - 1) * kSize);
+    EXPECT_EQ(st.peak_bytes, kSize);
+    EXPECT_EQ(rt.messaging().stash_bytes(), kSize);
+}
+
+// Messages no correct peer sends early: counts and data of the next superstep, a barrier
+// round this process never receives from that sender, a second copy of a round, barrier
+// messages of a superstep whose barrier is over.
+TEST(StashBound, MessagesNoPeerSendsEarlyAreDropped) {
+    std::deque<std::vector<std::byte>> script{
+        padded_message(MsgType::Counts, 1, 0, 100),  padded_message(MsgType::Data, 1, 0, 100),
+        padded_message(MsgType::Barrier, 1, 2, 100),  // p = 2 has round 1 only
+        padded_message(MsgType::Barrier, 1, 1, 100),  // kept
+        padded_message(MsgType::Barrier, 1, 1, 100),  // the same round again
+        padded_message(MsgType::Data, 0, 0, 100),     // data before the sender's counts
+    };
+    std::vector<std::optional<Contribution>> known(2);
+    Contribution c;
+    c.row = {0, 0};
+    known[1] = c;
+    script.push_back(encode_barrier(0, 1, known));
+    ScriptedPeer peer(std::move(script));
+    Runtime rt(0, 2, &peer, {});
+    rt.sync("bsp_sync");
+    EXPECT_EQ(peer.left(), 0u);
+    EXPECT_EQ(rt.messaging().stash_stats().dropped, 5u);
+    EXPECT_EQ(rt.messaging().stash_stats().dropped_bytes, 500u);
+    EXPECT_EQ(rt.messaging().stash_bytes(), 100u);
+}
+
+// Counts that arrive during the barrier allow the data they announce and no more: forged
+// units beyond them are dropped, the announced message is delivered intact.
+TEST(StashBound, DataBeyondWhatCountsAnnounceIsDropped) {
+    constexpr std::size_t kForged = 1000;
+    UnitPacker packer(0, 256);
+    std::vector<std::byte> data(8);
+    for (std::size_t i = 0; i < data.size(); ++i)
+        data[i] = static_cast<std::byte>(i + 1);
+    packer.add(RecordKind::Send, 0, 0, data);
+    auto units = packer.finish();
+    ASSERT_EQ(units.size(), 1u);
+    Counts counts;
+    counts.records = 1;
+    counts.data_bytes = data.size();
+    std::deque<std::vector<std::byte>> script{encode_counts(0, counts), units[0]};
+    for (std::size_t i = 0; i < kForged; ++i)
+        script.push_back(padded_message(MsgType::Data, 0, 1, 4096));
+    script.push_back(peer_barrier(0));
+    ScriptedPeer peer(std::move(script));
+    Runtime rt(0, 2, &peer, {});
+    rt.sync("bsp_sync");
+    EXPECT_EQ(peer.left(), 0u);
+    EXPECT_EQ(rt.messaging().stash_stats().dropped, kForged);
+    EXPECT_EQ(rt.messaging().stash_stats().dropped_bytes, kForged * 4096);
+    EXPECT_EQ(rt.messaging().stash_stats().peak_bytes,
+              encode_counts(0, counts).size() + units[0].size());
+    std::vector<std::byte> got(8);
+    ASSERT_EQ(rt.get_tag(nullptr), 8);
+    rt.move("bsp_move", got.data(), 8);
+    EXPECT_EQ(got, data);
+    EXPECT_EQ(rt.messaging().stash_bytes(), 0u);
+}
+
 }  // namespace

@@ -548,3 +548,64 @@ TEST(Messaging, ButterflyBarrierForEveryProcessCount) {
         }
     }
 }
+
+namespace {
+
+// The stash's bound (Documentation/security.rst, "Bounded state in the messaging layer")
+// never drops what a correct process sends: puts, gets and messages of every size over
+// small units, processes racing ahead into the next barrier, for p = 2..7.
+TEST(Messaging, StashDropsNothingACorrectJobSends) {
+    bsp::rt::MessagingConfig cfg;
+    cfg.unit_bytes = 256;
+    for (int p = 2; p <= 7; ++p) {
+        std::vector<bsp::rt::StashStats> stats(static_cast<std::size_t>(p));
+        std::vector<int> bad(static_cast<std::size_t>(p), 0);
+        auto out = run_spmd(
+            p,
+            [&](Runtime &r) {
+                const int me = r.pid(), n = r.nprocs();
+                std::vector<unsigned char> area(static_cast<std::size_t>(n) * 2000, 0);
+                std::vector<unsigned char> src(2000), got(2000);
+                r.push_reg("bsp_pushregister", area.data(), static_cast<std::int64_t>(area.size()));
+                r.sync("bsp_sync");
+                for (int step = 0; step < 4; ++step) {
+                    for (std::size_t i = 0; i < src.size(); ++i)
+                        src[i] = static_cast<unsigned char>(me * 7 + step * 3 + i);
+                    const auto len = static_cast<std::int64_t>(1 + (me * 613 + step * 997) % 2000);
+                    for (int j = 0; j < n; ++j)
+                        if (j != me && (j + step) % 3 != 0)
+                            r.put("bsp_put", j, src.data(), area.data(), me * 2000, len, false);
+                    const int from = (me + 1) % n;
+                    r.get("bsp_get", from, area.data(), 0, got.data(), 1500);
+                    r.send("bsp_send", (me + step) % n, nullptr, src.data(), len);
+                    r.sync("bsp_sync");
+                    for (int k = 0; k < n; ++k) {
+                        if (k == me || (me + step) % 3 == 0)
+                            continue;
+                        const auto klen =
+                            static_cast<std::size_t>(1 + (k * 613 + step * 997) % 2000);
+                        for (std::size_t i = 0; i < klen; ++i)
+                            if (area[static_cast<std::size_t>(k) * 2000 + i] !=
+                                static_cast<unsigned char>(k * 7 + step * 3 + i))
+                                ++bad[static_cast<std::size_t>(me)];
+                    }
+                    while (r.get_tag(nullptr) >= 0) {
+                        std::vector<unsigned char> m(2000);
+                        r.move("bsp_move", m.data(), 2000);
+                    }
+                }
+                r.pop_reg("bsp_popregister", area.data());
+                r.sync("bsp_sync");
+                stats[static_cast<std::size_t>(me)] = r.messaging().stash_stats();
+            },
+            cfg);
+        expect_ok(out);
+        for (int i = 0; i < p; ++i) {
+            EXPECT_EQ(bad[static_cast<std::size_t>(i)], 0) << "p=" << p << " process " << i;
+            EXPECT_EQ(stats[static_cast<std::size_t>(i)].dropped, 0u)
+                << "p=" << p << " process " << i;
+        }
+    }
+}
+
+}  // namespace

@@ -20,6 +20,7 @@
 #include "c_api.hpp"
 #include "launch/session.hpp"
 #include "misuse.hpp"
+#include "profile.hpp"
 #include "runtime.hpp"
 #include "runtime_config.hpp"
 #include "transport_factory.hpp"
@@ -37,6 +38,7 @@ class FirstProcesses final : public bsp::launch::Session {
     FirstProcesses(bsp::launch::Session &job, int nprocs) : job_(job), nprocs_(nprocs) {}
     int pid() const override { return job_.pid(); }
     int nprocs() const override { return nprocs_; }
+    std::string_view job_secret() const override { return job_.job_secret(); }
     std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
         auto all = job_.allgather(mine);
         all.resize(static_cast<std::size_t>(nprocs_));
@@ -64,6 +66,7 @@ struct State {
     std::unique_ptr<bsp::launch::Session> first;
     std::unique_ptr<bsp::rt::Transport> transport;
     std::unique_ptr<bsp::rt::Runtime> runtime;
+    std::unique_ptr<bsp::rt::Profile> profile;  // BSP_PROFILE
     int pid = -1;
 };
 
@@ -232,6 +235,11 @@ void begin(int maxprocs) {
         }
     }
     s.runtime = std::make_unique<bsp::rt::Runtime>(pid, nprocs, s.transport.get(), cfg.messaging);
+    if (const char *path = std::getenv("BSP_PROFILE"); path && *path) {
+        s.profile = std::make_unique<bsp::rt::Profile>(
+            std::string(path) + "." + std::to_string(pid), pid, nprocs);
+        s.runtime->attach_profile(s.profile.get());
+    }
     s.phase = Phase::Running;
     std::atexit(check_end_at_exit);
     if (cfg.verbose && pid == 0)
@@ -245,7 +253,19 @@ void end() {
     State &s = state();
     bsp::rt::Runtime &rt = running("bsp_end");
     rt.sync("bsp_end", bsp::rt::SyncKind::End);
+    if (s.profile)
+        s.profile->close();
     s.phase = Phase::Ending;
+    if (s.transport && std::getenv("BSP_STATS")) {
+        // The messaging layer's bounded stash (Documentation/bsplib.rst, BSP_STATS).
+        const auto &st = rt.messaging().stash_stats();
+        std::fprintf(stderr,
+                     "bsp: messaging stats of process %d: stash_dropped %llu "
+                     "stash_dropped_bytes %llu stash_peak_bytes %llu\n",
+                     s.pid, static_cast<unsigned long long>(st.dropped),
+                     static_cast<unsigned long long>(st.dropped_bytes),
+                     static_cast<unsigned long long>(st.peak_bytes));
+    }
     if (s.transport)
         s.transport->serve_in_background();
     if (s.session)
@@ -293,7 +313,12 @@ void bsp_begin(int maxprocs) {
     guarded("bsp_begin", [&] { begin(maxprocs); });
 }
 void bsp_end(void) {
-    guarded("bsp_end", [&] { end(); });
+    const void *caller = __builtin_return_address(0);
+    guarded("bsp_end", [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
+        end();
+    });
 }
 
 int bsp_pid(void) {
@@ -314,7 +339,12 @@ double bsp_time(void) {
 }
 
 void bsp_sync(void) {
-    guarded("bsp_sync", [] { running("bsp_sync").sync("bsp_sync"); });
+    const void *caller = __builtin_return_address(0);
+    guarded("bsp_sync", [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
+        running("bsp_sync").sync("bsp_sync");
+    });
 }
 
 void bsp_abort(const char *format, ...) {
@@ -395,7 +425,10 @@ int bsp_hpmove(void **tag_ptr, void **payload_ptr) {
 namespace bsp::capi {
 
 bool sync_ready(const char *call, bool ready) {
+    const void *caller = __builtin_return_address(0);
     return guarded(call, [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
         bsp::rt::Runtime &rt = running(call);
         rt.sync(call, bsp::rt::SyncKind::Sync, ready);
         return rt.all_ready();

@@ -1,5 +1,6 @@
 #include "messaging.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -14,10 +15,127 @@ std::uint64_t Outgoing::bytes() const {
     return n;
 }
 
+namespace {
+
+// The butterfly of barrier(): the largest power of two q <= p and its number of rounds.
+struct Butterfly {
+    int q = 1;
+    std::uint32_t rounds = 0;
+    explicit Butterfly(int nprocs) {
+        while (q * 2 <= nprocs)
+            q *= 2;
+        for (int d = 1; d < q; d *= 2)
+            ++rounds;
+    }
+    std::uint32_t last_round() const { return rounds + 1; }
+};
+
+// The smallest unit a process may use (BSP_UNIT_BYTES, Documentation/bsplib.rst).
+constexpr std::uint64_t kSmallestUnitBytes = 256;
+
+}  // namespace
+
 Messaging::Messaging(int pid, int nprocs, Transport *transport, MessagingConfig cfg)
     : pid_(pid), nprocs_(nprocs), transport_(transport), cfg_(cfg) {
     if (nprocs_ > 1 && cfg_.unit_bytes == 0)
         cfg_.unit_bytes = transport_->max_message_bytes();
+    // The (sender, round) pairs of the barrier messages this process receives.
+    const Butterfly b(nprocs_);
+    if (pid_ >= b.q) {
+        barrier_from_.insert({pid_ - b.q, b.last_round()});
+    } else {
+        if (pid_ + b.q < nprocs_)
+            barrier_from_.insert({pid_ + b.q, 0});
+        std::uint32_t round = 1;
+        for (int d = 1; d < b.q; d *= 2, ++round)
+            barrier_from_.insert({pid_ ^ d, round});
+    }
+    peers_.resize(static_cast<std::size_t>(nprocs_));
+}
+
+std::uint64_t Messaging::stream_bound(const PeerStep &p) const {
+    // UnitPacker: every chunk of a record but its first and last fills a fresh unit's room
+    // (unit minus unit header minus record header), so a stream of R records (puts, sends
+    // and replies to our gets) of D bytes has at most 2R + D / room + 1 chunks, hence
+    // units, each with its headers. The sender's unit is at least kSmallestUnitBytes.
+    const std::uint64_t records = p.records + p.our_gets;
+    const std::uint64_t bytes = p.data_bytes + p.our_get_bytes;
+    const std::uint64_t unit = std::min<std::uint64_t>(cfg_.unit_bytes, kSmallestUnitBytes);
+    const std::uint64_t headers = kUnitHeaderBytes + kWideRecordHeaderBytes;
+    const std::uint64_t room = unit > headers ? unit - headers : 1;
+    const std::uint64_t chunks = 2 * records + bytes / room + 1;
+    return bytes + chunks * headers;
+}
+
+void Messaging::start_superstep(std::uint64_t superstep) {
+    if (superstep == cur_)
+        return;
+    cur_ = superstep;
+    std::fill(peers_.begin(), peers_.end(), PeerStep{});
+    barrier_seen_.erase(barrier_seen_.begin(), barrier_seen_.lower_bound({superstep, -1, 0}));
+    // Only barrier messages of this superstep can have been kept from the last one.
+    for (auto it = stash_.begin(); it != stash_.end();) {
+        Reader rd(it->bytes);
+        if (read_header(rd).superstep < superstep) {
+            stash_stats_.dropped++;
+            stash_stats_.dropped_bytes += it->bytes.size();
+            stash_bytes_ -= it->bytes.size();
+            it = stash_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+bool Messaging::admit(const Received &r, const MsgHeader &h) {
+    PeerStep &p = peers_[static_cast<std::size_t>(r.src)];
+    if (h.type == MsgType::Barrier) {
+        // This superstep's while its barrier runs, or the next one's (a peer that is
+        // already there): each (sender, round) of the butterfly once.
+        if (!(h.superstep == cur_ + 1 || (h.superstep == cur_ && in_barrier_)))
+            return false;
+        if (!barrier_from_.count({r.src, h.aux}))
+            return false;
+        return barrier_seen_.insert({h.superstep, r.src, h.aux}).second;
+    }
+    if (h.superstep != cur_)
+        return false;  // counts and data only ever arrive for the superstep being run
+    if (h.type == MsgType::Counts) {
+        // Once per sender; once the matrix is known, only from those that send to us.
+        if (p.counts || (exchanging_ && !p.sends_to_us))
+            return false;
+        Reader rd(r.bytes);
+        read_header(rd);
+        const Counts c = decode_counts(rd);
+        p.counts = true;
+        p.records = c.records;
+        p.data_bytes = c.data_bytes;
+        return true;
+    }
+    // Data: after the sender's counts (the transport keeps each sender's order), or, from
+    // a sender with no counts for us, only replies to our gets; within what they announce.
+    const bool announced = p.counts || (exchanging_ && !p.sends_to_us);
+    if (!announced || p.data_kept + r.bytes.size() > stream_bound(p))
+        return false;
+    p.data_kept += r.bytes.size();
+    return true;
+}
+
+void Messaging::stash_or_drop(Received r) {
+    Reader rd(r.bytes);
+    const MsgHeader h = read_header(rd);
+    if (h.superstep + 1 < cur_ || h.superstep > cur_ + 1)
+        throw ProtocolError("messaging-layer message of superstep " + std::to_string(h.superstep) +
+                            " from process " + std::to_string(r.src) + " during superstep " +
+                            std::to_string(cur_));
+    if (!admit(r, h)) {
+        stash_stats_.dropped++;
+        stash_stats_.dropped_bytes += r.bytes.size();
+        return;
+    }
+    stash_bytes_ += r.bytes.size();
+    stash_stats_.peak_bytes = std::max(stash_stats_.peak_bytes, stash_bytes_);
+    stash_.push_back(std::move(r));
 }
 
 void Messaging::send(int dst, std::vector<std::byte> msg, unsigned flags) {
@@ -32,10 +150,6 @@ bool Messaging::matches(const Received &r, MsgType type, std::uint64_t superstep
         return false;
     Reader rd(r.bytes);
     MsgHeader h = read_header(rd);
-    if (h.superstep + 1 < superstep || h.superstep > superstep + 1)
-        throw ProtocolError("messaging-layer message of superstep " + std::to_string(h.superstep) +
-                            " from process " + std::to_string(r.src) + " during superstep " +
-                            std::to_string(superstep));
     return h.type == type && h.superstep == superstep && (aux < 0 || h.aux == aux);
 }
 
@@ -44,6 +158,7 @@ Received Messaging::take(MsgType type, std::uint64_t superstep, std::int64_t aux
         if (matches(*it, type, superstep, aux, src)) {
             Received r = std::move(*it);
             stash_.erase(it);
+            stash_bytes_ -= r.bytes.size();
             return r;
         }
     }
@@ -53,9 +168,16 @@ Received Messaging::take(MsgType type, std::uint64_t superstep, std::int64_t aux
             throw TornDown();
         if (r->src < 0 || r->src >= nprocs_ || r->src == pid_)
             throw ProtocolError("message from an unknown process");
-        if (matches(*r, type, superstep, aux, src))
+        if (matches(*r, type, superstep, aux, src)) {
+            // What the stash admits later depends on what was taken too (a second barrier
+            // message of the round, the sender's counts).
+            Reader rd(r->bytes);
+            const MsgHeader h = read_header(rd);
+            if (h.type != MsgType::Data)
+                (void)admit(*r, h);
             return std::move(*r);
-        stash_.push_back(std::move(*r));
+        }
+        stash_or_drop(std::move(*r));
     }
 }
 
@@ -66,6 +188,8 @@ Received Messaging::take_any(MsgType type, std::uint64_t superstep) {
 std::vector<Contribution> Messaging::barrier(std::uint64_t superstep, const Contribution &mine) {
     std::vector<std::optional<Contribution>> known(static_cast<std::size_t>(nprocs_));
     known[static_cast<std::size_t>(pid_)] = mine;
+    start_superstep(superstep);
+    in_barrier_ = true;
     // Butterfly (recursive doubling) over the largest power of two q <= p: in round r
     // process i exchanges everything it knows with i XOR 2^(r-1). Every channel it uses
     // carries traffic both ways, so acknowledgements ride on barrier messages. The p - q
@@ -76,13 +200,9 @@ std::vector<Contribution> Messaging::barrier(std::uint64_t superstep, const Cont
         read_header(rd);
         decode_barrier(rd, known);
     };
-    int q = 1;
-    while (q * 2 <= nprocs_)
-        q *= 2;
-    std::uint32_t rounds = 0;
-    for (int d = 1; d < q; d *= 2)
-        ++rounds;
-    const std::uint32_t last_round = rounds + 1;
+    const Butterfly b(nprocs_);
+    const int q = b.q;
+    const std::uint32_t last_round = b.last_round();
     if (pid_ >= q) {
         send(pid_ - q, encode_barrier(superstep, 0, known), Transport::kSync);
         merge(take(MsgType::Barrier, superstep, last_round, pid_ - q));
@@ -98,6 +218,7 @@ std::vector<Contribution> Messaging::barrier(std::uint64_t superstep, const Cont
         if (pid_ + q < nprocs_)
             send(pid_ + q, encode_barrier(superstep, last_round, known), Transport::kSync);
     }
+    in_barrier_ = false;
     std::vector<Contribution> all;
     all.reserve(known.size());
     for (auto &c : known) {
@@ -118,6 +239,15 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
     stats_ = SuperstepStats{};
     if (nprocs_ == 1)
         return in;
+    start_superstep(superstep);
+    exchanging_ = true;
+    for (int k = 0; k < nprocs_; ++k) {
+        PeerStep &p = peers_[static_cast<std::size_t>(k)];
+        p.sends_to_us = k != pid_ && m.get(k, pid_);
+        p.our_gets = out[static_cast<std::size_t>(k)].gets.size();
+        for (const auto &g : out[static_cast<std::size_t>(k)].gets)
+            p.our_get_bytes += g.nbytes;
+    }
 
     // Total exchange of counts among the processes that communicate.
     for (int j = 0; j < nprocs_; ++j) {
@@ -214,6 +344,7 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
         }
     }
     transport_->flush_sends();
+    exchanging_ = false;
     return in;
 }
 

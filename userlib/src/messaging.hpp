@@ -14,7 +14,9 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "bit_matrix.hpp"
@@ -58,6 +60,19 @@ struct SuperstepStats {
     std::vector<int> send_order;  // destinations of data streams, in transmission order
 };
 
+// The stash holds messages that arrived before the step that takes them (a peer already in
+// the next barrier, counts and data of a peer that finished the barrier first). It keeps
+// only what a correct peer can have sent (Documentation/security.rst, "Bounded state in the
+// messaging layer"): barrier messages of this and the next superstep, each (sender, round)
+// of the butterfly once; one counts message per sender and superstep; data units of this
+// superstep from a sender whose counts arrived, up to the bytes those counts allow. Anything
+// else is dropped and counted here.
+struct StashStats {
+    std::uint64_t dropped = 0;        // messages dropped instead of kept
+    std::uint64_t dropped_bytes = 0;  // their bytes
+    std::uint64_t peak_bytes = 0;     // largest number of bytes ever kept at once
+};
+
 class Messaging {
   public:
     Messaging(int pid, int nprocs, Transport *transport, MessagingConfig cfg);
@@ -75,6 +90,8 @@ class Messaging {
 
     const SuperstepStats &stats() const { return stats_; }
     const MessagingConfig &config() const { return cfg_; }
+    const StashStats &stash_stats() const { return stash_stats_; }
+    std::uint64_t stash_bytes() const { return stash_bytes_; }
 
   private:
     // Next message matching (type, superstep, aux, src); others are kept for later.
@@ -83,13 +100,44 @@ class Messaging {
     bool matches(const Received &r, MsgType type, std::uint64_t superstep, std::int64_t aux,
                  int src) const;
     void send(int dst, std::vector<std::byte> msg, unsigned flags = 0);
+    // A message that take() does not want now: kept in the stash if a correct peer can have
+    // sent it (see StashStats), else dropped and counted.
+    void stash_or_drop(Received r);
+    // Whether r may be kept; records what it implies for later messages (seen barrier
+    // rounds, the sender's counts, data bytes kept).
+    bool admit(const Received &r, const MsgHeader &h);
+    void start_superstep(std::uint64_t superstep);
+
+    // What one sender may still send in superstep cur_.
+    struct PeerStep {
+        bool sends_to_us = false;      // bit (sender, pid) of the matrix, once exchanging
+        bool counts = false;           // its counts of cur_ arrived
+        std::uint64_t records = 0;     // announced by those counts
+        std::uint64_t data_bytes = 0;  // announced by those counts
+        std::uint64_t our_gets = 0;    // our get requests to it: its replies
+        std::uint64_t our_get_bytes = 0;
+        std::uint64_t data_kept = 0;  // bytes of its data units kept in the stash
+    };
+    // Largest number of bytes of data units a sender can send in a superstep with what its
+    // counts and our get requests announce.
+    std::uint64_t stream_bound(const PeerStep &p) const;
 
     int pid_;
     int nprocs_;
     Transport *transport_;
     MessagingConfig cfg_;
     std::deque<Received> stash_;
+    std::uint64_t stash_bytes_ = 0;
+    StashStats stash_stats_;
     SuperstepStats stats_;
+
+    // What the stash may still admit in superstep cur_.
+    std::uint64_t cur_ = 0;
+    bool in_barrier_ = false;                               // inside barrier(cur_)
+    bool exchanging_ = false;                               // inside exchange(cur_)
+    std::set<std::pair<int, std::uint32_t>> barrier_from_;  // (sender, round) we receive
+    std::set<std::tuple<std::uint64_t, int, std::uint32_t>> barrier_seen_;
+    std::vector<PeerStep> peers_;  // per sender
 };
 
 }  // namespace bsp::rt

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -83,7 +84,13 @@ class UdpTransport final : public Transport {
     // control descriptor is readable (job torn down).
     bool pump(int max_wait_ms, bool watch_control);
     void check_failed() const;
-    // BSP_UDP_STATS: one line of engine counters on stderr when the transport closes.
+    // The rail r datagram `pkt` came from `from`: true when `from` is the address of
+    // rail r of the process the datagram names as its sender (the peer table read from
+    // the address exchange), so that only the job's processes reach the engine.
+    bool from_claimed_peer(std::size_t r, const sockaddr_in &from, const std::byte *pkt,
+                           std::size_t len) const;
+    // BSP_STATS: one line of engine and transport counters on stderr when the transport
+    // closes.
     void print_stats() const;
 
     int pid_;
@@ -106,6 +113,9 @@ class UdpTransport final : public Transport {
     std::uint64_t timer_at_ = 0;  // 0: not armed
     std::chrono::steady_clock::time_point t0_;
     std::vector<std::byte> rxbuf_;
+    // Datagrams dropped before the engine saw them: not from the address of the process
+    // they name as sender (another user's process, a stale job, a truncated datagram).
+    std::uint64_t drop_source_ = 0;
 
     std::mutex mu_;  // the engine, while the background thread runs
     std::thread background_;
@@ -413,9 +423,17 @@ bool UdpTransport::pump(int max_wait_ms, bool watch_control) {
         if (!(fds[r].revents & POLLIN))
             continue;
         for (int k = 0; k < 256; ++k) {
-            const ssize_t len = recv(rails_[r].fd(), rxbuf_.data(), rxbuf_.size(), MSG_DONTWAIT);
+            sockaddr_in from{};
+            socklen_t fromlen = sizeof from;
+            const ssize_t len = recvfrom(rails_[r].fd(), rxbuf_.data(), rxbuf_.size(), MSG_DONTWAIT,
+                                         reinterpret_cast<sockaddr *>(&from), &fromlen);
             if (len < 0)
                 break;
+            if (fromlen != sizeof from ||
+                !from_claimed_peer(r, from, rxbuf_.data(), static_cast<std::size_t>(len))) {
+                ++drop_source_;
+                continue;
+            }
             // Refused packets are counted by the engine; nothing to do here.
             (void)bspe_rx(ep_, static_cast<u8>(r), rxbuf_.data(), static_cast<u32>(len), now());
         }
@@ -427,6 +445,21 @@ bool UdpTransport::pump(int max_wait_ms, bool watch_control) {
     if (backlog_pending_)
         submit_backlog();
     return true;
+}
+
+bool UdpTransport::from_claimed_peer(std::size_t r, const sockaddr_in &from, const std::byte *pkt,
+                                     std::size_t len) const {
+    // The claimed sender: src_node of the protocol header (big-endian u32).
+    constexpr std::size_t kSrcNode = offsetof(bspe_hdr, src_node);
+    std::uint32_t be;
+    if (len < kSrcNode + sizeof be || from.sin_family != AF_INET)
+        return false;
+    std::memcpy(&be, pkt + kSrcNode, sizeof be);
+    const std::uint32_t claimed = ntohl(be);
+    if (claimed >= peers_.size() || claimed == static_cast<std::uint32_t>(pid_))
+        return false;
+    const sockaddr_in &known = peers_[claimed].addr[r];
+    return from.sin_addr.s_addr == known.sin_addr.s_addr && from.sin_port == known.sin_port;
 }
 
 std::optional<Received> UdpTransport::receive() {
@@ -493,6 +526,8 @@ void UdpTransport::print_stats() const {
         if (st.drops[d])
             line += std::string(" drop_") + bspe_drop_name(static_cast<bspe_drop>(d)) + " " +
                     std::to_string(st.drops[d]);
+    if (drop_source_)
+        line += " drop_source " + std::to_string(drop_source_);
     std::fprintf(stderr, "%s\n", line.c_str());
 }
 

@@ -51,6 +51,7 @@ ClientSession::ClientSession(int pid, int nprocs, const std::string &token, Uniq
                              const std::string &other_job_hint)
     : pid_(pid),
       nprocs_(nprocs),
+      secret_(token),
       connection_(std::move(connection)),
       control_(make_eventfd()),
       stop_(make_eventfd()),

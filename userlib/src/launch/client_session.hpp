@@ -51,6 +51,7 @@ class ClientSession final : public Session {
 
     int pid() const override { return pid_; }
     int nprocs() const override { return nprocs_; }
+    std::string_view job_secret() const override { return secret_; }
     std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override;
     int control_fd() const override { return control_.get(); }
     [[noreturn]] void abort(std::string_view message) override;
@@ -65,6 +66,7 @@ class ClientSession final : public Session {
 
     const int pid_;
     const int nprocs_;
+    const std::string secret_;  // the token of the hello
     UniqueFd connection_;
     UniqueFd control_;  // eventfd, readable once the job is being torn down
     UniqueFd stop_;     // eventfd, tells the watcher to stop (destructor)

@@ -28,6 +28,14 @@ class Session {
     virtual int pid() const = 0;
     virtual int nprocs() const = 0;
 
+    // The job secret: the random value every process of the job holds and no other user
+    // can read (Documentation/security.rst, "The job secret"), today the job token the
+    // process presented to the coordinator. The UDP transport derives its packet key from
+    // it (bspe_key_derive); the secret itself never travels in a packet. However a launch
+    // mode hands the secret to the processes, it is what this returns (stable name: the
+    // transports depend on it).
+    virtual std::string_view job_secret() const = 0;
+
     // Collective: every process contributes one opaque blob (e.g. its transport
     // addresses); the result holds nprocs blobs indexed by pid.
     virtual std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) = 0;
