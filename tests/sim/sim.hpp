@@ -140,6 +140,9 @@ class Node {
     uint64_t chan_allocs = 0;
     // ops->chan_alloc fails while this is non-zero (counted down per refusal).
     int chan_alloc_fail = 0;
+    // Tests: decides rx_data before the node stores anything (a non-zero errno refuses the
+    // fragment, as a receiver out of memory does).
+    std::function<int(const bspe_rx_frag &)> rx_gate;
 
   private:
     friend class Sim;

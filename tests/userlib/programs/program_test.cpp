@@ -441,6 +441,11 @@ struct CollectivesRun {
     int nprocs;
 };
 
+// The parameter as CTest shows it (instead of its bytes, a pointer among them).
+void PrintTo(const CollectivesRun &r, std::ostream *os) {
+    *os << r.program << " under bsprun -n " << r.nprocs;
+}
+
 class Collectives : public UnderBsprun, public ::testing::WithParamInterface<CollectivesRun> {};
 
 TEST_P(Collectives, EveryAlgorithmAgainstTheNaiveReference) {
