@@ -580,7 +580,6 @@ static int bsp_chan_get(struct bsp_transport *tp, u32 node, u16 port,
 	return chan;
 }
 
-
 static enum hrtimer_restart bsp_timer_fn(struct hrtimer *t)
 {
 	struct bsp_transport *tp = container_of(t, struct bsp_transport,
