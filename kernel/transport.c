@@ -9,7 +9,8 @@
  *
  *   events in:   sendmsg (bspe_send), frames from the rails (bspe_rx),
  *                the endpoint's hrtimer (bspe_timer), recvmsg consuming
- *                (bspe_rx_consumed), rail/peer liveness (bspe_rail_set),
+ *                (bspe_rx_resume once memory frees), rail/peer
+ *                liveness (bspe_rail_set),
  *                superstep socket options;
  *   actions out: xmit (a frame is built as an skb and queued for the
  *                rail after the lock is dropped), rx_data (payload copied
@@ -27,6 +28,17 @@
  * it. Order: lock_sock > bsp_transport.lock > pending.lock >
  * sk_receive_queue.lock. The peer table is read under RCU only.
  *
+ * Channel memory: the engine's fixed part is allocated at bind; each
+ * channel (one remote socket) is allocated when it opens, through
+ * bsp_cb_chan_alloc, and charged to the memory cgroup of the socket's
+ * creator and to sk_omem_alloc; BSP_CHANNELS is a ceiling on open channels.
+ * Engine calls run under a spin lock, so a channel opened in process
+ * context (send, expect) takes a spare allocated before the lock
+ * (kvmalloc, may sleep); one the engine opens for a new sender in softirq
+ * takes the spare or an atomic allocation, and a work item refills the
+ * spare. A sender gets a channel only for a frame that passed the engine's
+ * validation (bsp_cb_chan_new).
+ *
  * Lifetime: the endpoint is created at bind and settled at close
  * (bspe_fini completes whatever is left with -ECONNRESET and aborts
  * partial reassemblies); its memory is freed by the socket destructor,
@@ -34,12 +46,18 @@
  * socket list (rail events) can still lock a closing socket's transport
  * and see it dead.
  */
+#include <linux/errqueue.h>
 #include <linux/etherdevice.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/bsearch.h>
 
 #include "transport.h"
 #include "peer.h"
@@ -57,13 +75,29 @@ struct bsp_transport {
 	u16 max_chans;
 	u16 frag_size;			/* payload bytes per DATA frame */
 	struct sk_buff **slots;		/* [chan * msg_wnd + slot] */
-	struct bsp_endpoint *chans;	/* remote endpoint of each channel */
+	size_t chan_size;		/* bytes of one engine channel */
+	void *spare;			/* a channel's memory, ready for softirq */
+	struct bsp_endpoint *members;	/* remote group members, sorted */
+	u32 nmembers;
+	struct mem_cgroup *memcg;	/* charged for channels, or NULL */
+	struct work_struct refill;	/* allocates the next spare */
 	struct sk_buff_head txq;	/* frames to send after unlock */
 	bool flushing;			/* a context is sending txq */
 	u32 rx_epoch;			/* epoch of the frame in bspe_rx */
 	u32 outstanding;		/* messages not yet completed */
+	u32 tx_seq;			/* messages accepted by the engine */
 	u64 completions;		/* for senders waiting in EAGAIN */
 	wait_queue_head_t send_wait;
+	/*
+	 * Receive memory (see bsp_rx_admit): the slot admitted beyond
+	 * SO_RCVBUF so that the reader can make progress (-1: none), the
+	 * slots holding a buffer, and whether a fragment was refused for
+	 * lack of room since the last resume.
+	 */
+	s32 over_idx;
+	u32 rx_held;
+	bool rx_refused;
+	struct timer_list reasm_timer;	/* expiry of stalled reassembly */
 };
 
 /* Frame metadata while on txq. */
@@ -81,6 +115,26 @@ static struct bsp_tx_cb *bsp_tx_cb(struct sk_buff *skb)
 static u64 bsp_now(void)
 {
 	return ktime_get_ns();
+}
+
+static int bsp_member_cmp(const void *a, const void *b)
+{
+	const struct bsp_endpoint *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (int)x->port - (int)y->port;
+}
+
+/* Under tp->lock: BSPE_CHAN_GROUP if (@node, @port) is a group member. */
+static u32 bsp_member_flags(struct bsp_transport *tp, u32 node, u16 port)
+{
+	struct bsp_endpoint key = { .node = node, .port = port };
+
+	if (!tp->nmembers)
+		return 0;
+	return bsearch(&key, tp->members, tp->nmembers, sizeof(key),
+		       bsp_member_cmp) ? BSPE_CHAN_GROUP : 0;
 }
 
 /* ---- engine callbacks: tp->lock held, bottom halves off ---- */
@@ -110,22 +164,100 @@ static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 	__skb_queue_tail(&tp->txq, skb);
 }
 
+/* tp->lock held: slot @idx gives up its buffer (delivered or freed). */
+static struct sk_buff *bsp_slot_take(struct bsp_transport *tp, u32 idx)
+{
+	struct sk_buff *skb = tp->slots[idx];
+
+	tp->slots[idx] = NULL;
+	if (skb)
+		tp->rx_held--;
+	if (tp->over_idx == (s32)idx)
+		tp->over_idx = -1;
+	return skb;
+}
+
+/*
+ * tp->lock held. May the first fragment of a message of @len bytes
+ * (slot @idx) be taken? Its whole buffer is charged to the socket now,
+ * so what a sender (or a forger) makes this socket hold is bounded:
+ *
+ *   - never beyond the namespace's net.bsp.mem (refused, counted
+ *     BSP_DROP_MEM); and beyond half of it only in order, i.e. if the
+ *     message before it on its channel was taken too (@in_order): what
+ *     the namespace holds is then mostly messages that become readable
+ *     as soon as their senders finish them, never a set of out-of-order
+ *     messages waiting for predecessors there is no room for;
+ *   - while sk_rmem_alloc is below SO_RCVBUF (as UDP: the last message
+ *     taken may overshoot by its own size);
+ *   - beyond that only the next message its channel delivers, only
+ *     while the receive queue is empty (the reader has nothing to read:
+ *     without it, partial or out-of-order messages holding the budget
+ *     could wait for each other for ever), and only one at a time.
+ *
+ * So the socket holds at most SO_RCVBUF + 2 * bsp_msg_rx_truesize(
+ * BSP_MSG_MAX). A refused fragment stays unacknowledged (-ENOBUFS, the
+ * engine counts BSPE_DROP_NOBUFS): its sender keeps the message and
+ * resends when prodded after recvmsg makes room (bsp_transport_rx_room).
+ */
+static int bsp_rx_admit(struct bsp_transport *tp, u32 len, bool next,
+			bool in_order, u32 idx)
+{
+	struct sock *sk = &tp->bs->sk;
+	struct bsp_net *bn = tp->bn;
+	size_t est = bsp_msg_rx_truesize(len);
+	unsigned long limit = READ_ONCE(bn->mem_pages) << PAGE_SHIFT;
+	unsigned long ns = atomic_long_read(&bn->rmem) + est;
+
+	if (ns > limit || (!in_order && ns > limit / 2)) {
+		bsp_count_drop(bn, BSP_DROP_MEM);
+		tp->rx_refused = true;
+		atomic_set(&bn->mem_waiters, 1);
+		return -ENOBUFS;
+	}
+	if (atomic_read(&sk->sk_rmem_alloc) < READ_ONCE(sk->sk_rcvbuf))
+		return 0;
+	if (next && tp->over_idx < 0 &&
+	    skb_queue_empty_lockless(&sk->sk_receive_queue)) {
+		tp->over_idx = idx;
+		return 0;
+	}
+	tp->rx_refused = true;
+	return -ENOBUFS;
+}
+
 static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 {
 	struct bsp_transport *tp = ctx;
-	u32 idx = f->chan * tp->msg_wnd + f->slot;
+	u32 idx = f->chan * tp->msg_wnd + f->slot, prev;
 	struct sk_buff *skb;
+	int err;
 
 	if (f->chan < 0 || f->chan >= tp->max_chans || f->slot >= tp->msg_wnd)
 		return -EINVAL;
 	skb = tp->slots[idx];
 	if (f->first) {
-		kfree_skb(skb);	/* never expected: the engine aborts first */
+		/* never expected: the engine aborts first */
+		kfree_skb(bsp_slot_take(tp, idx));
+		prev = f->chan * tp->msg_wnd +
+		       (f->slot + tp->msg_wnd - 1) % tp->msg_wnd;
+		err = bsp_rx_admit(tp, f->msg_len, f->next,
+				   f->next || tp->slots[prev], idx);
+		if (err)
+			return err;
 		skb = bsp_msg_alloc_rx(f->msg_len, GFP_ATOMIC | __GFP_NOWARN);
-		tp->slots[idx] = skb;
-		if (!skb)
+		if (!skb) {
+			if (tp->over_idx == (s32)idx)
+				tp->over_idx = -1;
 			return -ENOMEM;
+		}
+		bsp_msg_charge_r(skb, &tp->bs->sk);
+		tp->slots[idx] = skb;
+		tp->rx_held++;
 		bsp_cb(skb)->epoch = tp->rx_epoch;
+		if (!timer_pending(&tp->reasm_timer))
+			mod_timer(&tp->reasm_timer, jiffies +
+				  msecs_to_jiffies(READ_ONCE(tp->bn->reasm_timeout_ms)));
 	}
 	if (!skb)
 		return -ENOMEM;
@@ -142,8 +274,7 @@ static void bsp_cb_rx_abort(void *ctx, int chan, u32 slot)
 	if (chan < 0 || chan >= tp->max_chans || slot >= tp->msg_wnd)
 		return;
 	idx = chan * tp->msg_wnd + slot;
-	kfree_skb(tp->slots[idx]);
-	tp->slots[idx] = NULL;
+	kfree_skb(bsp_slot_take(tp, idx));
 }
 
 static void bsp_cb_deliver(void *ctx, const struct bspe_delivery *d)
@@ -156,14 +287,14 @@ static void bsp_cb_deliver(void *ctx, const struct bspe_delivery *d)
 	if (d->chan < 0 || d->chan >= tp->max_chans || d->slot >= tp->msg_wnd)
 		return;
 	idx = d->chan * tp->msg_wnd + d->slot;
-	skb = tp->slots[idx];
-	tp->slots[idx] = NULL;
+	skb = bsp_slot_take(tp, idx);
 	if (!skb) {
 		skb = bsp_msg_alloc_rx(0, GFP_ATOMIC);	/* empty message */
 		if (!skb) {
 			bsp_count_drop(tp->bn, BSP_DROP_NOMEM);
 			return;
 		}
+		bsp_msg_charge_r(skb, sk);
 		bsp_cb(skb)->epoch = tp->rx_epoch;
 	}
 	bsp_cb(skb)->src_node = d->node;
@@ -176,6 +307,36 @@ static void bsp_cb_deliver(void *ctx, const struct bspe_delivery *d)
 	}
 }
 
+/*
+ * A message of an unconnected socket failed: queue its report on the error
+ * queue (recvmsg MSG_ERRQUEUE, BSP_CMSG_ERR), bounded by SO_RCVBUF like
+ * received data; a report that does not fit is dropped (tx_errors still
+ * counts the failure).
+ */
+static void bsp_report_failure(struct sock *sk, struct sk_buff *msg,
+			       int status)
+{
+	struct sock_exterr_skb *serr;
+	struct sockaddr_bsp *a;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(sizeof(*a), GFP_ATOMIC);
+	if (!skb)
+		return;
+	a = skb_put_zero(skb, sizeof(*a));
+	a->sbsp_family = bsp_family;
+	a->sbsp_node = bsp_cb(msg)->dst_node;
+	a->sbsp_port = bsp_cb(msg)->dst_port;
+	serr = SKB_EXT_ERR(skb);
+	memset(serr, 0, sizeof(*serr));
+	serr->ee.ee_errno = -status;
+	serr->ee.ee_origin = SO_EE_ORIGIN_LOCAL;
+	serr->ee.ee_info = bsp_cb(msg)->dst_port;
+	serr->ee.ee_data = bsp_cb(msg)->seq;
+	if (sock_queue_err_skb(sk, skb))
+		kfree_skb(skb);
+}
+
 static void bsp_cb_complete(void *ctx, void *msg, int status)
 {
 	struct bsp_transport *tp = ctx;
@@ -183,8 +344,13 @@ static void bsp_cb_complete(void *ctx, void *msg, int status)
 
 	if (status) {
 		atomic64_inc(&tp->bs->stats.tx_errors);
-		WRITE_ONCE(sk->sk_err, -status);
-		sk_error_report(sk);
+		/* connected: the socket's error; else the message's own */
+		if (READ_ONCE(tp->bs->connected)) {
+			WRITE_ONCE(sk->sk_err, -status);
+			sk_error_report(sk);
+		} else {
+			bsp_report_failure(sk, msg, status);
+		}
 	}
 	consume_skb(msg);
 	tp->outstanding--;
@@ -207,6 +373,86 @@ static void bsp_cb_rail_event(void *ctx, u32 node, u8 rail, int up)
 			     tp->bs->port, rail, node, up ? "alive" : "dead");
 }
 
+/* Allocates @size bytes for a channel, charged to the socket's creator. */
+static void *bsp_chan_mem_alloc(struct bsp_transport *tp, size_t size,
+				gfp_t gfp)
+{
+	struct mem_cgroup *old = set_active_memcg(tp->memcg);
+	void *mem;
+
+	if (gfpflags_allow_blocking(gfp))
+		mem = kvmalloc(size, gfp | __GFP_ACCOUNT);
+	else
+		mem = kmalloc(size, gfp | __GFP_ACCOUNT | __GFP_NOWARN);
+	set_active_memcg(old);
+	return mem;
+}
+
+static void bsp_refill_fn(struct work_struct *work)
+{
+	struct bsp_transport *tp = container_of(work, struct bsp_transport,
+						refill);
+	void *mem = bsp_chan_mem_alloc(tp, tp->chan_size, GFP_KERNEL);
+
+	spin_lock_bh(&tp->lock);
+	if (!tp->spare && tp->ep) {
+		tp->spare = mem;
+		mem = NULL;
+	}
+	spin_unlock_bh(&tp->lock);
+	kvfree(mem);
+}
+
+static void *bsp_cb_chan_alloc(void *ctx, size_t size)
+{
+	struct bsp_transport *tp = ctx;
+	void *mem = tp->spare;
+
+	if (WARN_ON_ONCE(size != tp->chan_size))
+		return NULL;
+	if (mem) {
+		tp->spare = NULL;
+		schedule_work(&tp->refill);
+	} else {
+		mem = bsp_chan_mem_alloc(tp, size, GFP_ATOMIC);
+		if (!mem) {
+			schedule_work(&tp->refill);
+			return NULL;
+		}
+	}
+	atomic_add(size, &tp->bs->sk.sk_omem_alloc);
+	return mem;
+}
+
+static void bsp_cb_chan_free(void *ctx, void *mem, size_t size)
+{
+	struct bsp_transport *tp = ctx;
+
+	atomic_sub(size, &tp->bs->sk.sk_omem_alloc);
+	kvfree(mem);	/* deferred if vmalloc'd: bottom halves are off */
+}
+
+/*
+ * A frame that passed validation comes from a socket without a channel:
+ * the engine opens one, with the rails the peer table knows alive.
+ */
+static int bsp_cb_chan_new(void *ctx, u32 node, u16 port, void **cookie,
+			   u8 *rails)
+{
+	struct bsp_transport *tp = ctx;
+	struct bsp_peer *p;
+	u8 r, up = 0;
+
+	rcu_read_lock();
+	p = bsp_peer_lookup_rcu(tp->bn, node);
+	for (r = 0; p && r < bsp_max_rails; r++)
+		if (READ_ONCE(p->rails[r].alive))
+			up |= BIT(r);
+	rcu_read_unlock();
+	*rails = up;
+	return bsp_member_flags(tp, node, port);
+}
+
 static const struct bspe_ops bsp_engine_ops = {
 	.xmit		= bsp_cb_xmit,
 	.rx_data	= bsp_cb_rx_data,
@@ -215,6 +461,9 @@ static const struct bspe_ops bsp_engine_ops = {
 	.complete	= bsp_cb_complete,
 	.timer		= bsp_cb_timer,
 	.rail_event	= bsp_cb_rail_event,
+	.chan_alloc	= bsp_cb_chan_alloc,
+	.chan_free	= bsp_cb_chan_free,
+	.chan_new	= bsp_cb_chan_new,
 };
 
 /* ---- helpers ---- */
@@ -291,21 +540,41 @@ static void bsp_sync_rails(struct bsp_transport *tp, u32 node, u64 now)
 	rcu_read_unlock();
 }
 
+/*
+ * Process context, before tp->lock: make sure a spare channel allocation
+ * is ready, so that opening a channel under the lock need not allocate.
+ */
+static void bsp_spare_fill(struct bsp_transport *tp)
+{
+	void *mem;
+
+	if (READ_ONCE(tp->spare))
+		return;
+	mem = bsp_chan_mem_alloc(tp, tp->chan_size, GFP_KERNEL);
+	if (!mem)
+		return;	/* the open falls back to an atomic allocation */
+	spin_lock_bh(&tp->lock);
+	if (!tp->spare && tp->ep) {
+		tp->spare = mem;
+		mem = NULL;
+	}
+	spin_unlock_bh(&tp->lock);
+	kvfree(mem);
+}
+
 /* Under tp->lock: the channel to (@node, @port), opened if needed. */
 static int bsp_chan_get(struct bsp_transport *tp, u32 node, u16 port,
 			u32 flags, u64 now)
 {
 	int chan = bspe_chan_find(tp->ep, node, port);
+	bool fresh = chan < 0;
 
 	if (chan >= 0 && !flags)
 		return chan;
+	flags |= bsp_member_flags(tp, node, port);
 	chan = bspe_chan_open(tp->ep, node, port, flags, NULL);
-	if (chan >= 0 && chan < tp->max_chans) {
-		tp->chans[chan].node = node;
-		tp->chans[chan].port = port;
-		tp->chans[chan].reserved = 1;	/* in use */
+	if (chan >= 0 && fresh)
 		bsp_sync_rails(tp, node, now);
-	}
 	return chan;
 }
 
@@ -340,6 +609,33 @@ static u32 bsp_next_incarnation(struct bsp_net *bn)
 			inc = 1;
 	} while (atomic_cmpxchg(&bn->sock_inc, old, inc) != old);
 	return inc;
+}
+
+/*
+ * Softirq: reassembly expiry. A channel holding a partial (or complete
+ * but undeliverable) message that accepted no fragment for
+ * net.bsp.reasm_timeout_ms is closed: its buffers are freed and counted
+ * (reasm_expired). Runs while any slot holds a buffer, every quarter of
+ * the timeout, so a stalled reassembly goes within 1.25 timeouts.
+ */
+static void bsp_reasm_timer_fn(struct timer_list *t)
+{
+	struct bsp_transport *tp = from_timer(tp, t, reasm_timer);
+	u32 ms = READ_ONCE(tp->bn->reasm_timeout_ms);
+	u32 closed = 0;
+	bool again;
+
+	bsp_lock(tp);
+	if (tp->ep)
+		closed = bspe_rx_expire(tp->ep, (u64)ms * NSEC_PER_MSEC,
+					bsp_now());
+	again = tp->ep && tp->rx_held;
+	if (again)
+		mod_timer(&tp->reasm_timer,
+			  jiffies + msecs_to_jiffies(max(ms / 4, 1U)));
+	bsp_unlock_flush(tp);
+	if (closed)
+		atomic_long_add(closed, &tp->bn->reasm_expired);
 }
 
 /* Smallest MTU of the namespace's rails now, or Ethernet's. RTNL-free. */
@@ -377,10 +673,11 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.port = bs->port;
 	cfg.incarnation = bsp_next_incarnation(bn);
 	cfg.nrails = bsp_max_rails;
-	cfg.flags = BSPE_CFG_AUTO_OPEN;
+	cfg.flags = BSPE_CFG_AUTO_OPEN | BSPE_CFG_EXT_RCVBUF;
+	get_random_bytes(cfg.hash_key, sizeof(cfg.hash_key));
 	if (bsp_checksum)
 		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
-	cfg.max_chans = bs->chans ?: bsp_max_chans;
+	cfg.max_chans = bs->chans ?: bsp_max_chans;	/* a ceiling */
 	/* our rails and what the peers known now accept (their hellos) */
 	mtu = bsp_rails_mtu(bn);
 	peer_mtu = bsp_peers_min_mtu(bn);
@@ -402,19 +699,26 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp = kzalloc(sizeof(*tp), GFP_KERNEL_ACCOUNT);
 	if (!tp)
 		return -ENOMEM;
-	/* sized by the socket's owner (BSP_CHANNELS): charged to its cgroup */
+	/*
+	 * The engine's fixed part (12 bytes per channel of the BSP_CHANNELS
+	 * ceiling) and the reassembly slot pointers (msg_wnd per channel of
+	 * the ceiling); channels are allocated when they open.
+	 */
 	tp->mem = kvzalloc(size, GFP_KERNEL_ACCOUNT);
 	tp->slots = kvcalloc((size_t)cfg.max_chans * cfg.msg_wnd,
 			     sizeof(*tp->slots), GFP_KERNEL_ACCOUNT);
-	tp->chans = kvcalloc(cfg.max_chans, sizeof(*tp->chans),
-			     GFP_KERNEL_ACCOUNT);
-	if (!tp->mem || !tp->slots || !tp->chans)
+	if (!tp->mem || !tp->slots)
 		goto nomem;
+	tp->memcg = get_mem_cgroup_from_mm(current->mm);
+	tp->chan_size = bspe_chan_size(&cfg);
+	INIT_WORK(&tp->refill, bsp_refill_fn);
 	spin_lock_init(&tp->lock);
 	skb_queue_head_init(&tp->txq);
 	init_waitqueue_head(&tp->send_wait);
 	hrtimer_init(&tp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	tp->timer.function = bsp_timer_fn;
+	timer_setup(&tp->reasm_timer, bsp_reasm_timer_fn, 0);
+	tp->over_idx = -1;
 	tp->bs = bs;
 	tp->bn = bn;
 	tp->msg_wnd = cfg.msg_wnd;
@@ -422,7 +726,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->max_chans = cfg.max_chans;
 	tp->ep = bspe_init(tp->mem, size, &cfg, &bsp_engine_ops, tp);
 	if (!tp->ep) {
-		kvfree(tp->chans);
+		mem_cgroup_put(tp->memcg);
 		kvfree(tp->slots);
 		kvfree(tp->mem);
 		kfree(tp);
@@ -431,9 +735,9 @@ int bsp_transport_create(struct bsp_sock *bs)
 	if (READ_ONCE(bs->pacing_rate))
 		bspe_set_pacing(tp->ep, bs->pacing_rate, bsp_now());
 	WRITE_ONCE(bs->tp, tp);
+	bsp_spare_fill(tp);	/* the first sender's channel, in softirq */
 	return 0;
 nomem:
-	kvfree(tp->chans);
 	kvfree(tp->slots);
 	kvfree(tp->mem);
 	kfree(tp);
@@ -444,16 +748,18 @@ void bsp_transport_close(struct bsp_sock *bs)
 {
 	struct bsp_transport *tp = bs->tp;
 	struct sock *sk = &bs->sk;
+	void *spare;
 	long linger;
 	u32 i;
 
 	if (!tp)
 		return;
 	/*
-	 * Linger until the engine settled what was sent: every message
-	 * completes, acknowledged or failed after unreach_ms without progress,
-	 * so the wait is bounded. SO_LINGER or close_linger_ms cap it; a
-	 * signal ends it.
+	 * Linger until the engine settled what was sent: a message completes
+	 * when acknowledged, or fails after unreach_ms without progress; but
+	 * one to a receiver that is alive and full (BUSY) waits as long as
+	 * that receiver does not read. SO_LINGER, else close_linger_ms
+	 * (default 30 s; 0 = no cap) bounds the wait; a signal ends it.
 	 */
 	if (sock_flag(sk, SOCK_LINGER))
 		linger = sk->sk_lingertime;
@@ -485,9 +791,27 @@ void bsp_transport_close(struct bsp_sock *bs)
 		kfree_skb(tp->slots[i]);
 		tp->slots[i] = NULL;
 	}
+	tp->rx_held = 0;
+	tp->over_idx = -1;
+	spare = tp->spare;
+	tp->spare = NULL;
 	__skb_queue_purge(&tp->txq);
 	spin_unlock_bh(&tp->lock);
 	hrtimer_cancel(&tp->timer);
+	del_timer_sync(&tp->reasm_timer);
+	cancel_work_sync(&tp->refill);	/* it finds tp->ep NULL: keeps nothing */
+	kvfree(spare);
+}
+
+/* After bsp_transport_close (the refill work is idle). */
+static void bsp_transport_free_tp(struct bsp_transport *tp)
+{
+	kvfree(tp->spare);
+	kvfree(tp->members);
+	mem_cgroup_put(tp->memcg);
+	kvfree(tp->slots);
+	kvfree(tp->mem);
+	kfree(tp);
 }
 
 void bsp_transport_free(struct bsp_sock *bs)
@@ -497,10 +821,20 @@ void bsp_transport_free(struct bsp_sock *bs)
 	if (!tp)
 		return;
 	bs->tp = NULL;
-	kvfree(tp->chans);
-	kvfree(tp->slots);
-	kvfree(tp->mem);
-	kfree(tp);
+	bsp_transport_free_tp(tp);
+}
+
+void bsp_transport_destroy(struct bsp_sock *bs)
+{
+	struct bsp_transport *tp = bs->tp;
+
+	if (!tp)
+		return;
+	bsp_transport_close(bs);
+	WRITE_ONCE(bs->tp, NULL);
+	/* rail events and receivers find sockets under RCU */
+	synchronize_rcu();
+	bsp_transport_free_tp(tp);
 }
 
 bool bsp_transport_node_reachable(struct bsp_net *bn, u32 node)
@@ -534,7 +868,10 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 		flags |= BSPE_SEND_SYNC;
 
 	for (;;) {
-		u64 now = bsp_now();
+		u64 now;
+
+		bsp_spare_fill(tp);
+		now = bsp_now();
 
 		bsp_lock(tp);
 		if (!tp->ep) {
@@ -544,11 +881,16 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 		chan = bsp_chan_get(tp, node, port, 0, now);
 		if (chan < 0) {
 			bsp_unlock_flush(tp);
-			return chan == -ENOSPC ? -ENOBUFS : chan;
+			return chan == -ENOSPC || chan == -ENOMEM ? -ENOBUFS :
+			       chan;
 		}
+		bsp_cb(skb)->dst_node = node;
+		bsp_cb(skb)->seq = tp->tx_seq + 1;
 		err = bspe_send(tp->ep, chan, skb, skb->len, flags, now);
-		if (!err)
+		if (!err) {
 			tp->outstanding++;
+			tp->tx_seq++;
+		}
 		seen = tp->completions;
 		bsp_unlock_flush(tp);
 		if (err != -EAGAIN)
@@ -565,16 +907,55 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 	}
 }
 
-void bsp_transport_consumed(struct bsp_sock *bs, u32 bytes)
+/*
+ * RCU read side: prod the senders of @tp's refused fragments, if a message
+ * of the largest size would now be taken (else they would only be refused
+ * again: the engine's own prods, and recvmsg making more room, retry).
+ */
+static bool bsp_ns_has_room(struct bsp_net *bn)
 {
-	struct bsp_transport *tp = READ_ONCE(bs->tp);
+	unsigned long limit = READ_ONCE(bn->mem_pages) << PAGE_SHIFT;
 
-	if (!tp)
+	return (unsigned long)atomic_long_read(&bn->rmem) +
+	       bsp_msg_rx_truesize(BSP_MSG_MAX) <= limit;
+}
+
+static void bsp_rx_resume_tp(struct bsp_transport *tp)
+{
+	struct sock *sk;
+
+	if (!tp || !READ_ONCE(tp->rx_refused) || !bsp_ns_has_room(tp->bn))
+		return;
+	sk = &tp->bs->sk;
+	if (atomic_read(&sk->sk_rmem_alloc) >= READ_ONCE(sk->sk_rcvbuf) &&
+	    !skb_queue_empty_lockless(&sk->sk_receive_queue))
 		return;
 	bsp_lock(tp);
-	if (tp->ep)
-		bspe_rx_consumed(tp->ep, bytes, bsp_now());
+	if (tp->ep && tp->rx_refused) {
+		tp->rx_refused = false;
+		bspe_rx_resume(tp->ep, bsp_now());
+	}
 	bsp_unlock_flush(tp);
+}
+
+void bsp_transport_rx_room(struct bsp_sock *bs)
+{
+	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
+	struct bsp_sock *other;
+
+	rcu_read_lock();
+	bsp_rx_resume_tp(READ_ONCE(bs->tp));
+	/*
+	 * Sockets refused because the namespace was full (net.bsp.mem) may
+	 * have nothing to read themselves: memory freed here is theirs too.
+	 * One lock at a time, as for rail events.
+	 */
+	if (atomic_read(&bn->mem_waiters) && bsp_ns_has_room(bn) &&
+	    atomic_xchg(&bn->mem_waiters, 0))
+		hlist_for_each_entry_rcu(other, &bn->socks, list_node)
+			if (other != bs)
+				bsp_rx_resume_tp(READ_ONCE(other->tp));
+	rcu_read_unlock();
 }
 
 u32 bsp_transport_channels(const struct bsp_transport *tp)
@@ -582,36 +963,62 @@ u32 bsp_transport_channels(const struct bsp_transport *tp)
 	return tp->max_chans;
 }
 
+/*
+ * The group's remote members get their channels when they are first used
+ * (a send, an expectation, or a valid frame from them), with the GROUP
+ * flag; channels already open to members get it now. A group with more
+ * remote members than the channel ceiling is refused (ENOBUFS).
+ */
 int bsp_transport_set_group(struct bsp_sock *bs)
 {
 	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
 	struct bsp_transport *tp = bs->tp;
-	u64 now = bsp_now();
-	int err = 0;
-	u32 i;
+	struct bsp_endpoint *members = NULL;
+	u32 i, n = 0;
+	int chan;
 
 	if (!tp)
 		return 0;
+	if (bs->group_size) {
+		members = kvmalloc_array(bs->group_size, sizeof(*members),
+					 GFP_KERNEL_ACCOUNT);
+		if (!members)
+			return -ENOMEM;
+	}
+	for (i = 0; i < bs->group_size; i++) {
+		const struct bsp_endpoint *m = &bs->group[i];
+
+		if (m->node == BSP_NODE_LOCAL || m->node == bsp_node_id(bn))
+			continue;	/* same node: no channel */
+		members[n].node = m->node;
+		members[n].port = m->port;
+		members[n].reserved = 0;
+		n++;
+	}
+	if (n > tp->max_chans) {
+		kvfree(members);
+		return -ENOBUFS;
+	}
+	sort(members, n, sizeof(*members), bsp_member_cmp, NULL);
 	bsp_lock(tp);
 	if (tp->ep) {
 		/* the socket's epoch restarts from 0: the engine's with it */
-		bspe_group_reset(tp->ep, now);
+		bspe_group_reset(tp->ep, bsp_now());
 		bspe_set_nprocs(tp->ep, max_t(u32, bs->group_size, 1));
-		for (i = 0; i < bs->group_size && !err; i++) {
-			const struct bsp_endpoint *m = &bs->group[i];
-			int chan;
+		swap(tp->members, members);
+		tp->nmembers = n;
+		for (i = 0; i < n; i++) {
+			const struct bsp_endpoint *m = &tp->members[i];
 
-			if (m->node == BSP_NODE_LOCAL ||
-			    m->node == bsp_node_id(bn))
-				continue;	/* same node: no channel */
-			chan = bsp_chan_get(tp, m->node, m->port,
-					    BSPE_CHAN_GROUP, now);
-			if (chan < 0)
-				err = chan == -ENOSPC ? -ENOBUFS : chan;
+			chan = bspe_chan_find(tp->ep, m->node, m->port);
+			if (chan >= 0)
+				bspe_chan_open(tp->ep, m->node, m->port,
+					       BSPE_CHAN_GROUP, NULL);
 		}
 	}
 	bsp_unlock_flush(tp);
-	return err;
+	kvfree(members);	/* the previous group's */
+	return 0;
 }
 
 void bsp_transport_superstep_done(struct bsp_sock *bs, u32 epoch)
@@ -636,6 +1043,7 @@ int bsp_transport_expect(struct bsp_sock *bs, const struct bsp_expect *e)
 	if (!tp || e->peer.node == BSP_NODE_LOCAL ||
 	    e->peer.node == bsp_node_id(bn))
 		return 0;	/* local messages need no prods */
+	bsp_spare_fill(tp);
 	now = bsp_now();
 	bsp_lock(tp);
 	if (tp->ep) {
@@ -812,9 +1220,7 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	if (tp->ep) {
 		u64 now = bsp_now();
 
-		if (h->type == BSPE_T_DATA)
-			bsp_chan_get(tp, ntohl(h->src_node),
-				     ntohs(h->src_port), 0, now);
+		/* the engine opens a channel only for a valid frame */
 		tp->rx_epoch = ntohl(h->epoch);
 		err = bspe_rx(tp->ep, rail, skb->data, skb->len, now);
 	} else {
@@ -838,20 +1244,12 @@ void bsp_transport_node_reset(struct bsp_net *bn, u32 node)
 	hlist_for_each_entry_rcu(bs, &bn->socks, list_node) {
 		struct bsp_transport *tp = READ_ONCE(bs->tp);
 		u64 now = bsp_now();
-		int c;
 
 		if (!tp)
 			continue;
 		bsp_lock(tp);
-		for (c = 0; tp->ep && c < tp->max_chans; c++) {
-			struct bsp_endpoint *e = &tp->chans[c];
-
-			if (!e->reserved || e->node != node)
-				continue;
-			e->reserved = 0;
-			if (bspe_chan_find(tp->ep, e->node, e->port) == c)
-				bspe_chan_close(tp->ep, c, now);
-		}
+		if (tp->ep)
+			bspe_node_close(tp->ep, node, now);
 		bsp_unlock_flush(tp);
 	}
 	rcu_read_unlock();

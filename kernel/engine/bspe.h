@@ -23,10 +23,24 @@
  * and must not sleep (queue work instead).
  *
  * Memory: the engine never allocates. The caller obtains the size of the
- * state for a configuration with bspe_mem_size(), provides that much
- * zero-initialisable memory (kernel: kvzalloc) to bspe_init(), and frees it
- * after bspe_fini(). Every window and table is bounded by the configuration;
- * input beyond them is refused and counted by reason.
+ * endpoint's fixed part with bspe_mem_size() (a few hundred bytes plus a
+ * dozen bytes per possible channel: table, free list, hash buckets),
+ * provides that much memory to bspe_init(), and frees it after bspe_fini().
+ * A channel's memory (bspe_chan_size() bytes: windows, rings, reassembly
+ * bitmaps, and cfg.chan_priv bytes for the caller) is obtained through
+ * ops->chan_alloc when the channel opens and returned through
+ * ops->chan_free when it closes; cfg.max_chans is a ceiling on open
+ * channels, not a preallocation. A sender the endpoint does not know gets a
+ * channel only from a packet that passed every validation. Every window and
+ * table is bounded by the configuration; input beyond them is refused and
+ * counted by reason.
+ *
+ * Work: per packet, per timer expiry and per pacing release the engine
+ * visits only the channels concerned (lists of channels with unsettled
+ * messages and with deadlines, a FIFO of messages in submission order),
+ * never the whole table; channels are found by a hash keyed with
+ * cfg.hash_key. Rail state changes (bspe_rail_set, a rail the engine
+ * declares dead) visit every open channel.
  *
  * Payload bytes never pass through the engine on transmit: a message stays
  * owned by the caller (an opaque cookie) and the engine asks the caller to
@@ -57,6 +71,13 @@ extern "C" {
 #define BSPE_CFG_REQUIRE_CSUM	0x02	/* drop received packets without checksum */
 #define BSPE_CFG_AUTO_OPEN	0x04	/* open a channel for unknown senders */
 #define BSPE_CFG_AUTH		0x08	/* MAC every packet, require it on receive */
+/*
+ * The caller accounts receive memory itself (the kernel: sk_rmem_alloc):
+ * cfg.rcvbuf no longer refuses messages (it still sizes the explicit-ack
+ * threshold); rx_data refuses a fragment with -ENOBUFS when there is no
+ * room, counted as BSPE_DROP_NOBUFS. bspe_rx_resume() says room is back.
+ */
+#define BSPE_CFG_EXT_RCVBUF	0x80
 
 /*
  * struct bspe_cfg - configuration of one endpoint. Fill with
@@ -66,7 +87,7 @@ extern "C" {
  * @nrails:		rails of this node (1..BSPE_MAX_RAILS); rail r of every
  *			node is on the same network.
  * @flags:		BSPE_CFG_*.
- * @max_chans:		channel table size (remote endpoints).
+ * @max_chans:		most channels (remote endpoints) open at a time.
  * @frag_size:		payload bytes per DATA packet (MTU - BSPE_HDR_LEN).
  * @snd_wnd:		per (channel, rail) send ring: packets outstanding.
  * @rcv_wnd:		per (channel, rail) receive window in sequence numbers.
@@ -95,6 +116,11 @@ extern "C" {
  *			(shared by every endpoint this one talks to).
  * @timewait_ns:	how long the tombstone of a peer endpoint that closed
  *			keeps its late frames out (TIME-WAIT).
+ * @chan_priv:		bytes the caller wants in every channel's allocation
+ *			(bspe_chan_priv()), zeroed at open; at most 65536.
+ * @hash_key:		key of the channel lookup hash (SipHash-2-4 of the
+ *			remote address): fill with random bytes, so that
+ *			nobody can pick addresses that share a bucket.
  */
 struct bspe_cfg {
 	u32	node;
@@ -122,8 +148,9 @@ struct bspe_cfg {
 	u64	unreach_ns;
 	u64	timewait_ns;
 	u32	incarnation;
+	u32	chan_priv;
 	u8	key[BSPE_KEY_LEN];
-	u8	pad[4];
+	u64	hash_key[2];
 };
 
 /* Reasons a received packet (or part of it) is refused; index of drops[]. */
@@ -183,6 +210,8 @@ struct bspe_stats {
 	u64	msgs_failed;		/* messages completed with an error */
 	u64	chan_closes;		/* channels freed: the peer closed */
 	u64	chan_resets;		/* channels reset: newer peer incarnation */
+	u64	chans_opened;		/* channels allocated (endpoint) */
+	u64	chan_visits;		/* channels visited by timer/push walks */
 	u64	drops[BSPE_DROP_MAX];	/* refused input by reason */
 };
 
@@ -215,6 +244,8 @@ struct bspe_xmit {
  * @slot:	reassembly slot (0..msg_wnd-1) of the message.
  * @first:	1 if this is the first fragment accepted for this message in
  *		this slot: the caller allocates @msg_len bytes for it now.
+ * @next:	1 if the message is the next one its channel delivers (its
+ *		completion makes it readable at once).
  * @msg_id, @msg_len:	message number and total length.
  * @off:	offset of the payload in the message.
  * @data, @len:	payload inside the packet passed to bspe_rx().
@@ -225,6 +256,7 @@ struct bspe_rx_frag {
 	void		*chan_cookie;
 	u32		slot;
 	int		first;
+	int		next;
 	u32		msg_id;
 	u32		msg_len;
 	u32		off;
@@ -251,11 +283,13 @@ struct bspe_delivery {
 
 /*
  * struct bspe_ops - actions out. All callbacks are mandatory except
- * rail_event and rx_abort.
+ * rail_event, rx_abort and chan_new.
  *
  * @xmit:	transmit a packet (may drop it: loss is recovered).
  * @rx_data:	place a fragment; return 0, or a negative errno to refuse it
- *		(counted as BSPE_DROP_NOMEM; the sender will resend).
+ *		(-ENOBUFS: counted as BSPE_DROP_NOBUFS, the channel prods the
+ *		sender again once bspe_rx_resume() is called; any other error
+ *		counted as BSPE_DROP_NOMEM; the sender will resend).
  * @deliver:	hand a complete message to the reader.
  * @rx_abort:	a partially reassembled message in (@chan, @slot) is
  *		discarded (channel closed/reset): free its buffer.
@@ -270,6 +304,18 @@ struct bspe_delivery {
  *		probing a rail it declared dead, every 8 timeouts, until a probe
  *		is answered on it). The rail layer may also bring it back with
  *		bspe_rail_set(.., 1) (a hello on it).
+ * @chan_alloc:	memory for a channel being opened: @size bytes
+ *		(bspe_chan_size()), aligned to 8, or NULL (the open fails with
+ *		-ENOMEM). Charge it to the endpoint's owner; it runs in every
+ *		context the engine is called in (kernel: softirq too).
+ * @chan_free:	a channel closed: return @mem (@size bytes).
+ * @chan_new:	optional. A packet that passed every validation comes from
+ *		(@node, @port), unknown to the endpoint (BSPE_CFG_AUTO_OPEN):
+ *		return BSPE_CHAN_* flags to open a channel for it, or a negative
+ *		errno to refuse (counted as BSPE_DROP_NOCHAN). @cookie and
+ *		@rails (live rails to @node, preset from other channels to it,
+ *		else all) may be changed. Without it, such channels open with no
+ *		flags.
  */
 struct bspe_ops {
 	void	(*xmit)(void *ctx, const struct bspe_xmit *x);
@@ -279,6 +325,10 @@ struct bspe_ops {
 	void	(*complete)(void *ctx, void *msg, int status);
 	void	(*timer)(void *ctx, u64 when);
 	void	(*rail_event)(void *ctx, u32 node, u8 rail, int up);
+	void	*(*chan_alloc)(void *ctx, size_t size);
+	void	(*chan_free)(void *ctx, void *mem, size_t size);
+	int	(*chan_new)(void *ctx, u32 node, u16 port, void **cookie,
+			    u8 *rails);
 };
 
 struct bspe_ep;
@@ -289,8 +339,18 @@ void bspe_cfg_default(struct bspe_cfg *cfg);
 /* Returns 0 if @cfg is usable, else -EINVAL. */
 int bspe_cfg_check(const struct bspe_cfg *cfg);
 
-/* Bytes of memory an endpoint with @cfg needs (0 if @cfg is invalid). */
+/*
+ * Bytes of memory the fixed part of an endpoint with @cfg needs (0 if @cfg
+ * is invalid): the endpoint, its channel table, free list and hash buckets.
+ */
 size_t bspe_mem_size(const struct bspe_cfg *cfg);
+
+/*
+ * Bytes of one channel's allocation (ops->chan_alloc) with @cfg, caller's
+ * chan_priv included (0 if @cfg is invalid). An endpoint with n open
+ * channels holds bspe_mem_size() + n * bspe_chan_size() bytes.
+ */
+size_t bspe_chan_size(const struct bspe_cfg *cfg);
 
 /*
  * Initialises an endpoint in @mem (@size >= bspe_mem_size(cfg), alignment
@@ -336,8 +396,9 @@ const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep);
 
 /*
  * Opens the channel to (@node, @port) (or returns the existing one, updating
- * its flags and cookie). Returns the channel index >= 0, -ENOSPC if the
- * table is full, -EINVAL for our own address.
+ * its flags and cookie). Returns the channel index >= 0 (0..max_chans-1,
+ * reused after a close), -ENOSPC if max_chans channels are open, -ENOMEM
+ * if ops->chan_alloc failed, -EINVAL for our own address.
  */
 int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 		   void *cookie);
@@ -345,9 +406,19 @@ int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 /* Index of the channel to (@node, @port) or -ENOENT. */
 int bspe_chan_find(const struct bspe_ep *ep, u32 node, u16 port);
 
+/* The caller's cfg.chan_priv bytes of open channel @chan, or NULL. */
+void *bspe_chan_priv(const struct bspe_ep *ep, int chan);
+
+/* Number of open channels. */
+u32 bspe_chan_count(const struct bspe_ep *ep);
+
+/* Closes every channel to @node (it restarted); returns how many. */
+u32 bspe_node_close(struct bspe_ep *ep, u32 node, u64 now);
+
 /*
  * Closes a channel: pending messages complete with -ECONNRESET, partial
- * reassemblies are aborted, the slot becomes free. Returns 0 or -EINVAL.
+ * reassemblies are aborted, its memory goes back through ops->chan_free and
+ * its index may be reused. Returns 0 or -EINVAL.
  */
 int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
 
@@ -402,6 +473,25 @@ void bspe_group_reset(struct bspe_ep *ep, u64 now);
 
 /* The reader consumed @bytes of delivered messages (frees rcvbuf). */
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now);
+
+/*
+ * BSPE_CFG_EXT_RCVBUF: receive memory is available again. Every channel
+ * whose fragments rx_data refused with -ENOBUFS (and that took no new
+ * message since) prods its sender at once on its live rails, so the
+ * refused packets are resent now instead of after the sender's timeout.
+ * Until it takes a new message, such a channel answers probes with
+ * BSPE_F_BUSY: its sender keeps waiting instead of failing.
+ */
+void bspe_rx_resume(struct bspe_ep *ep, u64 now);
+
+/*
+ * Ends reassemblies that make no progress: every channel holding a
+ * message being reassembled (or complete but waiting for an earlier one)
+ * that accepted no fragment for @idle_ns is closed as by bspe_chan_close()
+ * (its partial messages are aborted; a sender still alive finds a fresh
+ * channel, its unfinished messages fail). Returns the channels closed.
+ */
+u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now);
 
 /*
  * Rail @rail to @node is up (@up 1) or down (@up 0), as the rail layer

@@ -31,9 +31,10 @@ struct bspe_pkt {
 };
 
 #define BSPE_F_CTRL_OK	(BSPE_F_ACKREQ | BSPE_F_CSUM | BSPE_F_PROBE | \
-			 BSPE_F_REPLY | BSPE_F_CLOSE | BSPE_F_AUTH)
+			 BSPE_F_REPLY | BSPE_F_CLOSE | BSPE_F_BUSY | \
+			 BSPE_F_AUTH)
 #define BSPE_F_DATA_OK	(BSPE_F_ALL & ~(BSPE_F_PROBE | BSPE_F_REPLY | \
-					BSPE_F_CLOSE))
+					BSPE_F_CLOSE | BSPE_F_BUSY))
 
 static int bspe_drop(struct bspe_stats *st, enum bspe_drop why, int err)
 {
@@ -237,7 +238,7 @@ void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 	if (!sl->active)
 		return;
 	if (ep->ops->rx_abort)
-		ep->ops->rx_abort(ep->ctx, (int)(ch - ep->chans), slot);
+		ep->ops->rx_abort(ep->ctx, (int)ch->idx, slot);
 	ep->rx_reserved -= sl->len < ep->rx_reserved ? sl->len :
 			   ep->rx_reserved;
 	sl->active = 0;
@@ -246,8 +247,49 @@ void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
 {
-	(void)now;
 	ep->rx_reserved -= bytes < ep->rx_reserved ? bytes : ep->rx_reserved;
+	if (ep->rx_blocked) {
+		ep->rx_blocked = 0;
+		bspe_rx_resume(ep, now);
+	}
+}
+
+void bspe_rx_resume(struct bspe_ep *ep, u64 now)
+{
+	struct bspe_chan *ch;
+	u32 r;
+
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next) {
+		if (!ch->rx_blocked)
+			continue;
+		for (r = 0; r < ep->cfg.nrails; r++) {
+			const struct bspe_rrail *rr = &ch->rrail[r];
+
+			if ((ch->rail_up & (1u << r)) &&
+			    (rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt)))
+				bspe_send_ctrl(ep, ch, BSPE_T_PROD, 0, (u8)r,
+					       (u8)r, now);
+		}
+		ch->last_prod = now;
+		ch->prod_pending = 1;
+		bspe_arm_chan(ep, ch, now);
+	}
+}
+
+u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now)
+{
+	struct bspe_chan *ch, *next;
+	u32 n = 0;
+
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch; ch = next) {
+		next = ch->link[BSPE_L_OPEN].next;
+		if (!ch->rx_active || now - ch->last_rx < idle_ns)
+			continue;
+		bspe_chan_close(ep, (int)ch->idx, now);
+		n++;
+	}
+	return n;
 }
 
 int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
@@ -274,7 +316,7 @@ static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 		if (!sl->active || sl->msg_id != ch->rcv_next_msg ||
 		    sl->got != sl->nfrags)
 			break;
-		d.chan = (int)(ch - ep->chans);
+		d.chan = (int)ch->idx;
 		d.chan_cookie = ch->cookie;
 		d.node = ch->node;
 		d.port = ch->port;
@@ -317,6 +359,22 @@ static void bspe_rx_gap(struct bspe_ep *ep, struct bspe_chan *ch,
 				  ep->cfg.prod_max_ns);
 }
 
+/*
+ * A valid DATA packet @seq was refused for lack of receive memory. It stays
+ * unacknowledged; the sender has sent up to it, which makes it a known hole
+ * (prodded for, resent on resume), and the channel answers probes with BUSY
+ * until it takes a new message.
+ */
+static void bspe_rx_refused(struct bspe_chan *ch, struct bspe_rrail *rr,
+			    u32 seq)
+{
+	if (bspe_seq_lt(rr->rcv_nxt, seq + 1) &&
+	    (!bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt) ||
+	     bspe_seq_lt(rr->hint_nxt, seq + 1)))
+		rr->hint_nxt = seq + 1;
+	ch->rx_blocked = 1;
+}
+
 /* Accepts the fragment of a valid DATA packet; returns 0 or -errno. */
 static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 			const struct bspe_pkt *k, const u8 *payload, u64 now)
@@ -353,21 +411,26 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 			bspe_rcv_mark(ep, rr, k->seq);
 			goto dup;
 		}
-	} else if (k->msg_id != ch->rcv_next_msg && k->seq != rr->rcv_nxt &&
+	} else if (!(ep->cfg.flags & BSPE_CFG_EXT_RCVBUF) &&
+		   k->msg_id != ch->rcv_next_msg && k->seq != rr->rcv_nxt &&
 		   ep->rx_reserved + (u64)k->msg_len > ep->cfg.rcvbuf) {
 		/*
 		 * Buffers low: only the next expected packets are accepted,
 		 * those of the next message to deliver and the next in order
 		 * on their rail (else a refused first hole would hide the
-		 * holes behind it forever).
+		 * holes behind it forever). The sender is told BUSY and
+		 * prodded when the reader consumes.
 		 */
+		bspe_rx_refused(ch, rr, k->seq);
+		ep->rx_blocked = 1;
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
 	was_active = ch->rx_active != 0;
-	f.chan = (int)(ch - ep->chans);
+	f.chan = (int)ch->idx;
 	f.chan_cookie = ch->cookie;
 	f.slot = slot;
 	f.first = !sl->active;
+	f.next = k->msg_id == ch->rcv_next_msg;
 	f.msg_id = k->msg_id;
 	f.msg_len = k->msg_len;
 	f.off = k->frag_off;
@@ -375,9 +438,16 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	f.len = k->payload_len;
 	f.flags = k->flags;
 	err = ep->ops->rx_data(ep->ctx, &f);
+	if (err == -ENOBUFS) {
+		/* the caller's receive memory is full */
+		bspe_rx_refused(ch, rr, k->seq);
+		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
+	}
 	if (err)
 		return bspe_drop(st, BSPE_DROP_NOMEM, err < 0 ? err : -ENOMEM);
 	if (!sl->active) {
+		/* taken: its sender is no longer held back (BUSY) */
+		ch->rx_blocked = 0;
 		nfrags = k->msg_len ? (k->msg_len - 1) / k->frag_unit + 1 : 1;
 		memset(sl->bits, 0, ((nfrags + 63) / 64) * 8);
 		sl->msg_id = k->msg_id;
@@ -388,7 +458,8 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		sl->got = 0;
 		sl->active = 1;
 		ch->rx_active++;
-		ep->rx_reserved += k->msg_len;
+		if (!(ep->cfg.flags & BSPE_CFG_EXT_RCVBUF))
+			ep->rx_reserved += k->msg_len;
 	}
 	bspe_bit_set(sl->bits, fi);
 	sl->got++;
@@ -416,7 +487,7 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 {
 	struct bspe_srail *sr = &ch->srail[k->ack_rail];
 	enum bspe_cause cause = BSPE_CAUSE_HOLE;
-	u32 sent;
+	u32 sent, eoh = k->eoh;
 
 	if (k->type == BSPE_T_PROD) {
 		cause = BSPE_CAUSE_PROD;
@@ -424,13 +495,32 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		   sr->probes) {
 		cause = BSPE_CAUSE_TIMEOUT;
 		bspe_rtt_sample(ep, ch, now - sr->probe_time);
-		sr->probes = 0;
+		/*
+		 * An answer is progress only if it acknowledges something
+		 * (bspe_ack_in then resets the probes) or says the receiver
+		 * holds back for lack of memory (BUSY: it has our data in
+		 * view and resumes by prodding). A peer that answers but
+		 * never takes our packets (they do not reach it: an MTU it
+		 * cannot receive) leaves the probes counting: the rail is
+		 * suspected, or the message fails (bspe_chan_timer).
+		 */
+		if (k->flags & BSPE_F_BUSY) {
+			sr->probes = 0;
+			sr->progress = now;
+		}
 	} else if (k->type == BSPE_T_ACK && !(k->flags & BSPE_F_REPLY) &&
 		   sr->ackreq_pending && sr->ackreq_clean &&
 		   bspe_seq_lt(sr->ackreq_seq, k->ack)) {
 		bspe_rtt_sample(ep, ch, now - sr->ackreq_time);
 	}
-	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, k->eoh, cause, now);
+	/*
+	 * A receiver out of memory would refuse the hole again: resend only
+	 * its first packet (a window probe); the receiver prods for the rest
+	 * once it takes it.
+	 */
+	if ((k->flags & BSPE_F_BUSY) && bspe_seq_lt(k->ack, eoh))
+		eoh = k->ack + 1;
+	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, now);
 	if (k->type == BSPE_T_PROD && !sent)
 		ch->rrail[k->ack_rail].reply_now = 1;
 }
@@ -485,9 +575,9 @@ static int bspe_base_jump(const struct bspe_ep *ep,
 /* Channel of the sender: the last one that sent (bursts), else a search. */
 static int bspe_rx_chan(const struct bspe_ep *ep, const struct bspe_pkt *k)
 {
-	const struct bspe_chan *ch = &ep->chans[ep->rx_hint];
+	const struct bspe_chan *ch = ep->tab[ep->rx_hint];
 
-	if (ch->used && ch->node == k->src_node && ch->port == k->src_port)
+	if (ch && ch->node == k->src_node && ch->port == k->src_port)
 		return (int)ep->rx_hint;
 	return bspe_chan_find(ep, k->src_node, k->src_port);
 }
@@ -501,7 +591,7 @@ static int bspe_rx_chan(const struct bspe_ep *ep, const struct bspe_pkt *k)
 static int bspe_check_inc(const struct bspe_ep *ep, int c,
 			  const struct bspe_pkt *k, int *reset, u64 now)
 {
-	u32 known = c >= 0 ? ep->chans[c].peer_inc : 0;
+	u32 known = c >= 0 ? ep->tab[c]->peer_inc : 0;
 
 	*reset = 0;
 	/* For an earlier endpoint on our port. */
@@ -558,21 +648,28 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	why = bspe_check_inc(ep, c, &k, &reset, now);
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -ESTALE);
-	if (c >= 0 && (ep->chans[c].flags & BSPE_CHAN_GROUP) &&
+	if (c >= 0 && (ep->tab[c]->flags & BSPE_CHAN_GROUP) &&
 	    k.epoch > ep->epoch + 1)
 		return bspe_drop(&ep->st, BSPE_DROP_EPOCH, -EBADMSG);
 	if (c >= 0 && !reset &&
-	    bspe_base_jump(ep, &ep->chans[c].rrail[k.rail], k.base))
+	    bspe_base_jump(ep, &ep->tab[c]->rrail[k.rail], k.base))
 		return bspe_drop(&ep->st, BSPE_DROP_MALFORMED, -EBADMSG);
-	/* 4. Only a valid packet opens a channel or changes one. */
-	if (c < 0 && (ep->cfg.flags & BSPE_CFG_AUTO_OPEN))
-		c = bspe_chan_open(ep, k.src_node, k.src_port, 0, NULL);
+	/* 4. Only a packet that passed every check above opens a channel. */
+	if (c < 0)
+		c = bspe_chan_auto(ep, k.src_node, k.src_port);
+	if (c == -ENOMEM)
+		return bspe_drop(&ep->st, BSPE_DROP_NOMEM, -ENOMEM);
 	if (c < 0)
 		return bspe_drop(&ep->st, BSPE_DROP_NOCHAN, -ENOENT);
-	ch = &ep->chans[c];
+	ch = ep->tab[c];
 	ep->rx_hint = (u32)c;
-	if (reset)
-		bspe_chan_reset(ep, ch, k.src_inc, now);
+	if (reset) {
+		c = bspe_chan_reset(ep, ch, k.src_inc, now);
+		if (c < 0)
+			return bspe_drop(&ep->st, BSPE_DROP_NOMEM, -ENOMEM);
+		ch = ep->tab[c];
+		ep->rx_hint = (u32)c;
+	}
 	ch->peer_inc = k.src_inc;
 
 	/* The sender's own sequence state: skip what it settled. */

@@ -42,7 +42,8 @@ enum bspe_type {
 #define BSPE_F_REPLY	0x0080	/* ACK answering a PROD or PROBE */
 #define BSPE_F_CLOSE	0x0100	/* ACK: the sending endpoint closes for good */
 #define BSPE_F_AUTH	0x0200	/* mac is valid and must be verified */
-#define BSPE_F_ALL	0x03ff	/* every defined flag; others must be zero */
+#define BSPE_F_BUSY	0x0400	/* REPLY: alive, but refusing data for lack of memory */
+#define BSPE_F_ALL	0x07ff	/* every defined flag; others must be zero */
 
 /*
  * struct bspe_hdr - header of DATA, ACK and PROD packets (72 bytes).

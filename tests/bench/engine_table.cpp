@@ -147,7 +147,14 @@ void w_complete(void *ctx, void *, int) {
     static_cast<Wire *>(ctx)->done++;
 }
 void w_timer(void *, uint64_t) {}
-const bspe_ops kWireOps = {w_xmit, w_rx, w_deliver, nullptr, w_complete, w_timer, nullptr};
+void *w_chan_alloc(void *, size_t size) {
+    return std::calloc(1, size);
+}
+void w_chan_free(void *, void *mem, size_t) {
+    std::free(mem);
+}
+const bspe_ops kWireOps = {w_xmit,  w_rx,    w_deliver,    nullptr,     w_complete,
+                           w_timer, nullptr, w_chan_alloc, w_chan_free, nullptr};
 
 // Returns ns of engine CPU per data packet (its transmission plus its reception).
 double engine_cost(int rails, bool csum, uint64_t *pkts_out) {

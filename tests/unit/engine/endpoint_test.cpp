@@ -127,6 +127,9 @@ TEST(Endpoint, RefusedPlacementIsRecovered) {
         [](void *, void *, int) {},
         [](void *, uint64_t) {},
         nullptr,
+        heap_chan_alloc,
+        heap_chan_free,
+        nullptr,
     };
     std::vector<uint64_t> ma(bspe_mem_size(&c) / 8 + 1), mb(ma.size());
     c.node = 0;

@@ -24,7 +24,8 @@ void nop_xmit(void *, const bspe_xmit *) {}
 void nop_deliver(void *, const bspe_delivery *) {}
 void nop_complete(void *, void *, int) {}
 void nop_timer(void *, uint64_t) {}
-const bspe_ops kOps = {nop_xmit, rx_ok, nop_deliver, nullptr, nop_complete, nop_timer, nullptr};
+const bspe_ops kOps = {nop_xmit,  rx_ok,   nop_deliver,     nullptr,        nop_complete,
+                       nop_timer, nullptr, heap_chan_alloc, heap_chan_free, nullptr};
 
 class Hostile : public ::testing::Test {
   protected:
@@ -67,15 +68,27 @@ class Hostile : public ::testing::Test {
 
     bspe_hdr *hdr(std::vector<uint8_t> &p) { return reinterpret_cast<bspe_hdr *>(p.data()); }
 
-    // Engine memory with every counter zeroed.
+    void TearDown() override {
+        if (ep)
+            bspe_fini(ep);  // frees the channels
+    }
+
+    // Engine memory (fixed part, then every open channel's) with every counter zeroed.
     std::vector<uint64_t> state() {
         std::vector<uint64_t> s = mem;
         auto *e = reinterpret_cast<bspe_ep *>(s.data());
         std::memset(&e->st, 0, sizeof(e->st));
-        auto delta = reinterpret_cast<char *>(s.data()) - reinterpret_cast<char *>(mem.data());
-        auto *chans = reinterpret_cast<bspe_chan *>(reinterpret_cast<char *>(ep->chans) + delta);
-        for (int c = 0; c < cfg.max_chans; c++)
-            std::memset(chans[c].st, 0, sizeof(chans[c].st));
+        const size_t words = bspe_chan_size(&cfg) / 8;
+        for (int c = 0; c < cfg.max_chans; c++) {
+            const bspe_chan *ch = ep->tab[c];
+            if (!ch)
+                continue;
+            const auto *w = reinterpret_cast<const uint64_t *>(ch);
+            size_t at = s.size();
+            s.insert(s.end(), w, w + words);
+            auto *copy = reinterpret_cast<bspe_chan *>(s.data() + at);
+            std::memset(copy->st, 0, sizeof(copy->st));
+        }
         return s;
     }
 

@@ -85,8 +85,9 @@ struct End {
 
     void init(int node, uint32_t inc, uint8_t flags, const uint8_t *key, std::deque<Pkt> *w,
               uint8_t nrails = 1) {
-        static const bspe_ops ops = {cb_xmit,     cb_rx,    cb_deliver, cb_abort,
-                                     cb_complete, cb_timer, nullptr};
+        static const bspe_ops ops = {cb_xmit,        cb_rx,    cb_deliver, cb_abort,
+                                     cb_complete,    cb_timer, nullptr,    heap_chan_alloc,
+                                     heap_chan_free, nullptr};
         id = node;
         wire = w;
         cfg = test_cfg();
@@ -116,13 +117,19 @@ struct End {
     // Engine memory with every counter zeroed (what must not change on a refusal).
     std::vector<uint64_t> state() const {
         std::vector<uint64_t> s = mem;
-        auto delta =
-            reinterpret_cast<char *>(s.data()) - reinterpret_cast<const char *>(mem.data());
-        auto *e = reinterpret_cast<bspe_ep *>(reinterpret_cast<char *>(ep) + delta);
+        auto *e = reinterpret_cast<bspe_ep *>(s.data());
         std::memset(&e->st, 0, sizeof(e->st));
-        auto *chans = reinterpret_cast<bspe_chan *>(reinterpret_cast<char *>(ep->chans) + delta);
-        for (int c = 0; c < cfg.max_chans; c++)
-            std::memset(chans[c].st, 0, sizeof(chans[c].st));
+        const size_t words = bspe_chan_size(&cfg) / 8;
+        for (int c = 0; c < cfg.max_chans; c++) {
+            const bspe_chan *ch = ep->tab[c];
+            if (!ch)
+                continue;
+            const auto *w = reinterpret_cast<const uint64_t *>(ch);
+            size_t at = s.size();
+            s.insert(s.end(), w, w + words);
+            auto *copy = reinterpret_cast<bspe_chan *>(s.data() + at);
+            std::memset(copy->st, 0, sizeof(copy->st));
+        }
         return s;
     }
 };
@@ -169,8 +176,8 @@ class Trust : public ::testing::Test {
         ASSERT_GE(cy, 0);
         ASSERT_EQ(send(y, cy, 100, static_cast<uint8_t>(seed + 1)), 0);
         settle(x, y);
-        ASSERT_EQ(x.ep->chans[cx].peer_inc, y.cfg.incarnation);
-        ASSERT_EQ(y.ep->chans[cy].peer_inc, x.cfg.incarnation);
+        ASSERT_EQ(x.ep->tab[cx]->peer_inc, y.cfg.incarnation);
+        ASSERT_EQ(y.ep->tab[cy]->peer_inc, x.cfg.incarnation);
     }
 
     // Feeds @p to @to: refused with @err, counted once under @why (nothing else), and the
@@ -448,7 +455,7 @@ TEST_F(Trust, NewerSrcIncResetsTheChannel) {
     EXPECT_EQ(s.chan_resets, 1u);
     EXPECT_EQ(s.msgs_failed, 2u);
     EXPECT_EQ(s.msgs_rx, 2u);  // the counters of the old channel stay in the totals
-    EXPECT_EQ(b.ep->chans[cb].peer_inc, 101u);
+    EXPECT_EQ(b.ep->tab[bspe_chan_find(b.ep, 0, 1)]->peer_inc, 101u);
 }
 
 // The rail in the header is a claim; the rail a packet arrives on is a fact.
@@ -525,8 +532,8 @@ TEST_F(Trust, RegroupResetsTheEpochAndFormerMembersLeave) {
     wire.clear();
     bspe_group_reset(a.ep, 7);
     EXPECT_EQ(a.ep->epoch, 0u);
-    EXPECT_EQ(a.ep->chans[c_old].flags & BSPE_CHAN_GROUP, 0);
-    EXPECT_EQ(a.ep->chans[c].flags & BSPE_CHAN_GROUP, 0);
+    EXPECT_EQ(a.ep->tab[c_old]->flags & BSPE_CHAN_GROUP, 0);
+    EXPECT_EQ(a.ep->tab[c]->flags & BSPE_CHAN_GROUP, 0);
     ASSERT_EQ(bspe_chan_open(a.ep, 1, 1, BSPE_CHAN_GROUP, nullptr), c);
     ASSERT_EQ(send(a, c, 100, 2), 0);
     Pkt p = take(a, BSPE_T_DATA);

@@ -25,7 +25,7 @@ TEST(Wire, HeaderLayoutIsPinned) {
     EXPECT_EQ(offsetof(bspe_hello, interval_ms), 28u);
     EXPECT_EQ(offsetof(bspe_hello, mac), 32u);
     EXPECT_EQ(BSPE_F_AUTH, 0x0200);
-    EXPECT_EQ(BSPE_F_ALL, 0x03ff);
+    EXPECT_EQ(BSPE_F_ALL, 0x07ff);
 }
 
 TEST(Wire, HelloRoundTripIsBigEndian) {
