@@ -396,7 +396,7 @@ static int bspe_oldest_unsent(const struct bspe_ep *ep,
  * Paced endpoints send in submission order across channels: the
  * channel holding the oldest unsent message goes first, and the next
  * one only when it has nothing left that it may send. A destination
- * schedule chosen above (seed 000's latin square) thus reaches the wire
+ * schedule chosen above ([DHS99]'s latin square) thus reaches the wire
  * as it was chosen, instead of in channel-index order whenever the
  * pacing timer releases packets.
  */

@@ -1,4 +1,4 @@
-// The UDP transport (seed 000's BSPlib/UDP): one UDP socket per rail, driving the
+// The UDP transport ([DHS99]'s BSPlib/UDP): one UDP socket per rail, driving the
 // protocol engine (kernel/engine/bspe.h) for reliability, acknowledgement (including the
 // superstep acknowledgement), striping over rails and pacing. Nothing of that is
 // re-implemented here: this file only moves packets between the sockets and the engine.

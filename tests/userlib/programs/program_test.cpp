@@ -485,7 +485,7 @@ INSTANTIATE_TEST_SUITE_P(
         return std::string(i.param.program) + "_p" + std::to_string(i.param.nprocs);
     });
 
-// BSP_PROFILE: seed 003's allsums on an array with 4 processes. Superstep 1: process i
+// BSP_PROFILE: [SHM97]'s allsums on an array with 4 processes. Superstep 1: process i
 // puts 4 bytes to each of the processes after it; superstep 2: process i gets 4 bytes
 // from process i - 1. Every counter of every superstep is exact; bspprof summarises the
 // traces against the cost model and draws one bar per non-zero volume.
