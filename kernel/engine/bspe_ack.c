@@ -3,7 +3,8 @@
  * Acknowledgment in the AF_BSP protocol engine: cumulative
  * ack and end-of-hole processing with hole-filling retransmission
  * ([DHS99] 4.3), implicit superstep acknowledgment
- * (Documentation/protocol.rst), explicit control packets (ACK, PROD, probes) and the round-trip estimate.
+ * (Documentation/protocol.rst), explicit control packets (ACK, PROD,
+ * probes) and the round-trip estimate.
  */
 #include "bspe_internal.h"
 
