@@ -34,6 +34,7 @@
 
 /* Module parameters (af_bsp_main.c). */
 extern int bsp_family;
+extern unsigned int bsp_default_reasm_timeout_ms;
 
 /* ---- per network namespace state (pernet.c) ---- */
 
@@ -50,7 +51,19 @@ struct bsp_net {
 	u32 peer_timeout_ms;
 	u32 peer_expire_ms;
 	u32 max_peers;
+	u32 reasm_timeout_ms;
+	unsigned long mem_pages;	/* net.bsp.mem: receive memory limit */
 	struct ctl_table_header *sysctl_hdr;
+
+	/*
+	 * Receive memory of every socket of the namespace (bytes of skb
+	 * truesize: messages being reassembled, queued or pending), charged
+	 * with each socket's sk_rmem_alloc (message.c), and its peak.
+	 */
+	atomic_long_t rmem;
+	atomic_long_t rmem_peak;
+	atomic_long_t reasm_expired;	/* channels closed by reassembly expiry */
+	atomic_t mem_waiters;		/* a socket was refused for net.bsp.mem */
 
 	/* bound sockets by port; writers hold port_lock, readers RCU */
 	spinlock_t port_lock;
@@ -159,7 +172,9 @@ struct bsp_skb_cb {
 	u16 src_port;
 	u16 dst_port;
 	u32 epoch;
-	bool remote;		/* received over a rail (engine accounts it) */
+	bool remote;		/* received over a rail (charged at arrival) */
+	u32 dst_node;		/* sent over the rails: destination node */
+	u32 seq;		/* sent over the rails: message number */
 };
 
 static inline struct bsp_skb_cb *bsp_cb(struct sk_buff *skb)
@@ -182,6 +197,8 @@ void bsp_sock_list_del(struct bsp_net *bn, struct bsp_sock *bs);
 struct sk_buff *bsp_msg_alloc(struct sock *sk, size_t len, bool noblock,
 			      int *err);
 struct sk_buff *bsp_msg_alloc_rx(size_t len, gfp_t gfp);
+size_t bsp_msg_rx_truesize(size_t len);
+void bsp_msg_charge_r(struct sk_buff *skb, struct sock *sk);
 void bsp_msg_transfer_to(struct sk_buff *skb, struct sock *dst);
 
 /* deliver.c */

@@ -70,10 +70,15 @@ module_param_named(rto_min_ms, bsp_rto_min_ms, uint, 0644);
 MODULE_PARM_DESC(rto_min_ms,
 		 "least time before a sender probes for acknowledgements (a probe costs one control packet; a lost packet is resent only once the probe's answer shows it missing)");
 
-unsigned int bsp_close_linger_ms;
+unsigned int bsp_close_linger_ms = 30000;
 module_param_named(close_linger_ms, bsp_close_linger_ms, uint, 0644);
 MODULE_PARM_DESC(close_linger_ms,
-		 "without SO_LINGER, close() waits at most this long for unsettled messages (0: until settled)");
+		 "without SO_LINGER, close() waits at most this long for unsettled messages (0: until settled, which a receiver that is alive but never reads can make forever)");
+
+unsigned int bsp_default_reasm_timeout_ms = 10000;
+module_param_named(reasm_timeout_ms, bsp_default_reasm_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(reasm_timeout_ms,
+		 "default of net.bsp.reasm_timeout_ms: a channel whose reassembly makes no progress for this long is closed");
 
 bool bsp_checksum = true;
 module_param_named(checksum, bsp_checksum, bool, 0444);
@@ -93,7 +98,9 @@ static int __init af_bsp_init(void)
 	    !bsp_default_peer_expire_ms ||
 	    !bsp_default_max_peers || !bsp_max_chans ||
 	    bsp_max_chans > U16_MAX || !bsp_max_rails ||
-	    bsp_max_rails > BSP_MAX_RAILS) {
+	    bsp_max_rails > BSP_MAX_RAILS ||
+	    bsp_default_reasm_timeout_ms < 100 ||
+	    bsp_default_reasm_timeout_ms > 3600000) {
 		pr_err("af_bsp: module parameter out of range\n");
 		return -EINVAL;
 	}

@@ -109,20 +109,61 @@ struct sk_buff *bsp_msg_alloc_rx(size_t len, gfp_t gfp)
 }
 
 /*
+ * Upper bound of the truesize of a receive buffer of @len bytes from
+ * bsp_msg_alloc_rx: what admission control charges before allocating.
+ */
+size_t bsp_msg_rx_truesize(size_t len)
+{
+	size_t chunks = len ? DIV_ROUND_UP(len, BSP_MSG_CHUNK) : 1;
+
+	return chunks * SKB_TRUESIZE(0) + PAGE_ALIGN(len) +
+	       chunks * PAGE_SIZE;
+}
+
+/* Receive memory of a socket goes back to the socket and its namespace. */
+static void bsp_msg_rfree(struct sk_buff *skb)
+{
+	struct bsp_net *bn = bsp_pernet(sock_net(skb->sk));
+
+	atomic_long_sub(skb->truesize, &bn->rmem);
+	sock_rfree(skb);
+}
+
+/*
+ * Charge unowned message @skb (head and frag_list chunks) whole to @sk's
+ * receive memory (sk_rmem_alloc) and to its namespace's (bsp_net.rmem,
+ * bounded by net.bsp.mem); freeing the skb uncharges both. Any context.
+ */
+void bsp_msg_charge_r(struct sk_buff *skb, struct sock *sk)
+{
+	struct bsp_net *bn = bsp_pernet(sock_net(sk));
+	unsigned int truesize = 0;
+	struct sk_buff *frag;
+	long now, peak;
+
+	skb_walk_frags(skb, frag)
+		truesize += frag->truesize;
+	skb->truesize += truesize;
+	skb_set_owner_r(skb, sk);
+	skb->destructor = bsp_msg_rfree;
+	now = atomic_long_add_return(skb->truesize, &bn->rmem);
+	peak = atomic_long_read(&bn->rmem_peak);
+	while (now > peak &&
+	       !atomic_long_try_cmpxchg(&bn->rmem_peak, &peak, now))
+		;
+}
+
+/*
  * Move the ownership of message @skb from its sender to @dst: uncharge
  * every chunk from the sender, charge the whole to @dst's receive buffer.
  * Any context.
  */
 void bsp_msg_transfer_to(struct sk_buff *skb, struct sock *dst)
 {
-	unsigned int truesize = 0;
 	struct sk_buff *frag;
 
 	skb_orphan(skb);
-	skb_walk_frags(skb, frag) {
+	skb_walk_frags(skb, frag)
 		skb_orphan(frag);
-		truesize += frag->truesize;
-	}
-	skb->truesize += truesize;
-	skb_set_owner_r(skb, dst);
+	bsp_msg_charge_r(skb, dst);
 }

@@ -10,6 +10,7 @@
  * has been unregistered by the rtnl_link core.
  */
 #include <linux/random.h>
+#include <linux/swap.h>
 #include <linux/sysctl.h>
 #include <linux/slab.h>
 
@@ -22,6 +23,48 @@ unsigned int bsp_net_id __read_mostly;
 static u32 bsp_sysctl_one = 1;
 static u32 bsp_sysctl_hello_max = 60000;
 static u32 bsp_sysctl_peers_max = 65536;
+static u32 bsp_sysctl_reasm_min = 100;
+static u32 bsp_sysctl_reasm_max = 3600000;
+/* two largest messages must fit (and one in half of it): 4 MiB */
+static unsigned long bsp_sysctl_mem_min = BSP_MSG_MAX / PAGE_SIZE * 4;
+
+/* port_lock held: is any socket of @bn bound? */
+static bool bsp_any_bound(struct bsp_net *bn)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(bn->ports); i++)
+		if (!hlist_empty(&bn->ports[i]))
+			return true;
+	return false;
+}
+
+/*
+ * net.bsp.node_id: a bound socket's engine and its peers know it by the
+ * node id it was bound with, so the id only changes while no socket of
+ * the namespace is bound (else -EBUSY): nothing is left half renamed.
+ */
+static int bsp_sysctl_node_id(struct ctl_table *table, int write,
+			      void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct bsp_net *bn = container_of(table->data, struct bsp_net,
+					  node_id);
+	struct ctl_table tmp = *table;
+	u32 val = READ_ONCE(bn->node_id);
+	int err;
+
+	tmp.data = &val;
+	err = proc_douintvec_minmax(&tmp, write, buffer, lenp, ppos);
+	if (err || !write)
+		return err;
+	spin_lock_bh(&bn->port_lock);
+	if (val != bn->node_id && bsp_any_bound(bn))
+		err = -EBUSY;
+	else
+		WRITE_ONCE(bn->node_id, val);
+	spin_unlock_bh(&bn->port_lock);
+	return err;
+}
 
 /* Template; each namespace gets a copy whose .data point into its bsp_net. */
 static const struct ctl_table bsp_sysctl_template[] = {
@@ -29,7 +72,7 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.procname	= "node_id",
 		.maxlen		= sizeof(u32),
 		.mode		= 0644,
-		.proc_handler	= proc_douintvec_minmax,
+		.proc_handler	= bsp_sysctl_node_id,
 		.extra1		= &bsp_sysctl_one,
 	},
 	{
@@ -68,6 +111,21 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.extra1		= &bsp_sysctl_one,
 		.extra2		= &bsp_sysctl_peers_max,
 	},
+	{
+		.procname	= "reasm_timeout_ms",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= &bsp_sysctl_reasm_min,
+		.extra2		= &bsp_sysctl_reasm_max,
+	},
+	{
+		.procname	= "mem",
+		.maxlen		= sizeof(unsigned long),
+		.mode		= 0644,
+		.proc_handler	= proc_doulongvec_minmax,
+		.extra1		= &bsp_sysctl_mem_min,
+	},
 	{ }
 };
 
@@ -85,6 +143,8 @@ static int bsp_sysctl_init_net(struct bsp_net *bn)
 	t[3].data = &bn->peer_timeout_ms;
 	t[4].data = &bn->peer_expire_ms;
 	t[5].data = &bn->max_peers;
+	t[6].data = &bn->reasm_timeout_ms;
+	t[7].data = &bn->mem_pages;
 
 	bn->sysctl_hdr = register_net_sysctl(bn->net, "net/bsp", t);
 	if (!bn->sysctl_hdr) {
@@ -118,6 +178,13 @@ static int __net_init bsp_net_init(struct net *net)
 	bn->peer_timeout_ms = bsp_default_peer_timeout_ms;
 	bn->peer_expire_ms = bsp_default_peer_expire_ms;
 	bn->max_peers = bsp_default_max_peers;
+	bn->reasm_timeout_ms = bsp_default_reasm_timeout_ms;
+	/* like udp_mem: a share of the memory free for buffers */
+	bn->mem_pages = max(nr_free_buffer_pages() / 8, bsp_sysctl_mem_min);
+	atomic_long_set(&bn->rmem, 0);
+	atomic_long_set(&bn->rmem_peak, 0);
+	atomic_long_set(&bn->reasm_expired, 0);
+	atomic_set(&bn->mem_waiters, 0);
 
 	spin_lock_init(&bn->port_lock);
 	for (i = 0; i < ARRAY_SIZE(bn->ports); i++)
@@ -153,6 +220,7 @@ static void __net_exit bsp_net_exit(struct net *net)
 	bsp_proc_exit_net(bn);
 	bsp_sysctl_exit_net(bn);
 	WARN_ON_ONCE(!hlist_empty(&bn->socks));
+	WARN_ON_ONCE(atomic_long_read(&bn->rmem));
 }
 
 static struct pernet_operations bsp_net_ops = {

@@ -37,6 +37,7 @@ static const char * const bsp_drop_names[__BSP_DROP_MAX] = {
 	[BSP_DROP_SRC_MAC]		= "src_mac",
 	[BSP_DROP_PEER_CONFLICT]	= "peer_conflict",
 	[BSP_DROP_REPLAY]		= "replay",
+	[BSP_DROP_MEM]			= "mem",
 };
 
 static struct bsp_net *bsp_seq_net(struct seq_file *seq)
@@ -112,6 +113,11 @@ static int bsp_stats_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "hello_tx %lu\n", atomic_long_read(&bn->hello_tx));
 	seq_printf(seq, "hello_rx %lu\n", atomic_long_read(&bn->hello_rx));
 	seq_printf(seq, "peers %u\n", READ_ONCE(bn->npeers));
+	seq_printf(seq, "rmem %ld\n", atomic_long_read(&bn->rmem));
+	seq_printf(seq, "rmem_peak %ld\n", atomic_long_read(&bn->rmem_peak));
+	seq_printf(seq, "rmem_limit %lu\n", READ_ONCE(bn->mem_pages) << PAGE_SHIFT);
+	seq_printf(seq, "reasm_expired %ld\n",
+		   atomic_long_read(&bn->reasm_expired));
 	for (i = 0; i < __BSP_DROP_MAX; i++)
 		seq_printf(seq, "drop_%s %lu\n", bsp_drop_names[i],
 			   atomic_long_read(&bn->drops[i]));

@@ -13,6 +13,7 @@
  * exists. Sockets are freed after an RCU grace period (SOCK_RCU_FREE)
  * because the port table is read under RCU.
  */
+#include <linux/errqueue.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/socket.h>
@@ -77,9 +78,16 @@ static int bsp_do_bind(struct sock *sk, u16 port)
 	}
 	/* superstep state set before bind reaches the engine now */
 	err = bsp_transport_set_group(bs);
-	if (!err && bs->pacing_rate)
+	if (err) {
+		/* the group does not fit: the socket stays unbound */
+		bsp_port_unbind(bn, bs);
+		bsp_transport_destroy(bs);
+		bs->port = 0;
+		return err;
+	}
+	if (bs->pacing_rate)
 		bsp_transport_set_pacing(bs, bs->pacing_rate);
-	return err;
+	return 0;
 }
 
 static int bsp_autobind(struct sock *sk)
@@ -115,6 +123,7 @@ static int bsp_release(struct socket *sock)
 
 	bsp_deliver_purge(sk);
 	skb_queue_purge(&sk->sk_receive_queue);
+	skb_queue_purge(&sk->sk_error_queue);
 	bsp_sock_list_del(bn, bs);
 
 	sock->sk = NULL;
@@ -153,7 +162,7 @@ static int bsp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	if (len >= (int)sizeof(sa_family_t) &&
 	    uaddr->sa_family == AF_UNSPEC) {
 		lock_sock(sk);
-		bs->connected = false;
+		WRITE_ONCE(bs->connected, false);
 		memset(&bs->peer, 0, sizeof(bs->peer));
 		release_sock(sk);
 		return 0;
@@ -177,7 +186,7 @@ static int bsp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	bsp_fill_addr(&bs->peer,
 		      bsp_node_is_local(bn, a->sbsp_node) ? bsp_node_id(bn) :
 		      a->sbsp_node, a->sbsp_port);
-	bs->connected = true;
+	WRITE_ONCE(bs->connected, true);
 	release_sock(sk);
 	return 0;
 }
@@ -355,6 +364,31 @@ free:
 	return err;
 }
 
+/*
+ * recvmsg(MSG_ERRQUEUE): the report of one failed message (see
+ * BSP_CMSG_ERR): its destination in msg_name, a struct sock_extended_err
+ * in the control message, no data. -EAGAIN if there is none.
+ */
+static int bsp_recv_error(struct sock *sk, struct msghdr *msg)
+{
+	DECLARE_SOCKADDR(struct sockaddr_bsp *, addr, msg->msg_name);
+	struct sock_exterr_skb *serr;
+	struct sk_buff *skb;
+
+	skb = sock_dequeue_err_skb(sk);
+	if (!skb)
+		return -EAGAIN;
+	if (addr) {
+		skb_copy_bits(skb, 0, addr, sizeof(*addr));
+		msg->msg_namelen = sizeof(*addr);
+	}
+	serr = SKB_EXT_ERR(skb);
+	put_cmsg(msg, SOL_BSP, BSP_CMSG_ERR, sizeof(serr->ee), &serr->ee);
+	msg->msg_flags |= MSG_ERRQUEUE;
+	kfree_skb(skb);
+	return 0;
+}
+
 static int bsp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		       int flags)
 {
@@ -365,8 +399,10 @@ static int bsp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	size_t copied;
 	int err;
 
-	if (flags & (MSG_OOB | MSG_ERRQUEUE))
+	if (flags & MSG_OOB)
 		return -EOPNOTSUPP;
+	if (flags & MSG_ERRQUEUE)
+		return bsp_recv_error(sk, msg);
 
 	skb = skb_recv_datagram(sk, flags, &err);
 	if (!skb)
@@ -395,15 +431,16 @@ static int bsp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	if (!(flags & MSG_PEEK)) {
 		atomic64_inc(&bs->stats.rx_msgs);
 		atomic64_add(skb->len, &bs->stats.rx_bytes);
-		if (bsp_cb(skb)->remote) {
+		if (bsp_cb(skb)->remote)
 			atomic64_inc(&bs->stats.rx_remote_msgs);
-			bsp_transport_consumed(bs, skb->len);
-		}
 	}
 out:
+	/* a message that could not be copied is gone too (as for UDP) */
 	skb_free_datagram(sk, skb);
-	if (!(flags & MSG_PEEK))
+	if (!(flags & MSG_PEEK)) {
 		bsp_deliver_pending(sk);
+		bsp_transport_rx_room(bs);
+	}
 	return err;
 }
 
@@ -412,6 +449,7 @@ static void bsp_sock_destruct(struct sock *sk)
 	struct bsp_sock *bs = bsp_sk(sk);
 
 	skb_queue_purge(&sk->sk_receive_queue);
+	skb_queue_purge(&sk->sk_error_queue);
 	bsp_deliver_purge(sk);
 	bsp_superstep_release(bs);
 	bsp_transport_free(bs);

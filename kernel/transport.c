@@ -9,7 +9,8 @@
  *
  *   events in:   sendmsg (bspe_send), frames from the rails (bspe_rx),
  *                the endpoint's hrtimer (bspe_timer), recvmsg consuming
- *                (bspe_rx_consumed), rail/peer liveness (bspe_rail_set),
+ *                (bspe_rx_resume once memory frees), rail/peer
+ *                liveness (bspe_rail_set),
  *                superstep socket options;
  *   actions out: xmit (a frame is built as an skb and queued for the
  *                rail after the lock is dropped), rx_data (payload copied
@@ -34,6 +35,7 @@
  * socket list (rail events) can still lock a closing socket's transport
  * and see it dead.
  */
+#include <linux/errqueue.h>
 #include <linux/etherdevice.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
@@ -62,8 +64,19 @@ struct bsp_transport {
 	bool flushing;			/* a context is sending txq */
 	u32 rx_epoch;			/* epoch of the frame in bspe_rx */
 	u32 outstanding;		/* messages not yet completed */
+	u32 tx_seq;			/* messages accepted by the engine */
 	u64 completions;		/* for senders waiting in EAGAIN */
 	wait_queue_head_t send_wait;
+	/*
+	 * Receive memory (see bsp_rx_admit): the slot admitted beyond
+	 * SO_RCVBUF so that the reader can make progress (-1: none), the
+	 * slots holding a buffer, and whether a fragment was refused for
+	 * lack of room since the last resume.
+	 */
+	s32 over_idx;
+	u32 rx_held;
+	bool rx_refused;
+	struct timer_list reasm_timer;	/* expiry of stalled reassembly */
 };
 
 /* Frame metadata while on txq. */
@@ -112,22 +125,100 @@ static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 	__skb_queue_tail(&tp->txq, skb);
 }
 
+/* tp->lock held: slot @idx gives up its buffer (delivered or freed). */
+static struct sk_buff *bsp_slot_take(struct bsp_transport *tp, u32 idx)
+{
+	struct sk_buff *skb = tp->slots[idx];
+
+	tp->slots[idx] = NULL;
+	if (skb)
+		tp->rx_held--;
+	if (tp->over_idx == (s32)idx)
+		tp->over_idx = -1;
+	return skb;
+}
+
+/*
+ * tp->lock held. May the first fragment of a message of @len bytes
+ * (slot @idx) be taken? Its whole buffer is charged to the socket now,
+ * so what a sender (or a forger) makes this socket hold is bounded:
+ *
+ *   - never beyond the namespace's net.bsp.mem (refused, counted
+ *     BSP_DROP_MEM); and beyond half of it only in order, i.e. if the
+ *     message before it on its channel was taken too (@in_order): what
+ *     the namespace holds is then mostly messages that become readable
+ *     as soon as their senders finish them, never a set of out-of-order
+ *     messages waiting for predecessors there is no room for;
+ *   - while sk_rmem_alloc is below SO_RCVBUF (as UDP: the last message
+ *     taken may overshoot by its own size);
+ *   - beyond that only the next message its channel delivers, only
+ *     while the receive queue is empty (the reader has nothing to read:
+ *     without it, partial or out-of-order messages holding the budget
+ *     could wait for each other for ever), and only one at a time.
+ *
+ * So the socket holds at most SO_RCVBUF + 2 * bsp_msg_rx_truesize(
+ * BSP_MSG_MAX). A refused fragment stays unacknowledged (-ENOBUFS, the
+ * engine counts BSPE_DROP_NOBUFS): its sender keeps the message and
+ * resends when prodded after recvmsg makes room (bsp_transport_rx_room).
+ */
+static int bsp_rx_admit(struct bsp_transport *tp, u32 len, bool next,
+			bool in_order, u32 idx)
+{
+	struct sock *sk = &tp->bs->sk;
+	struct bsp_net *bn = tp->bn;
+	size_t est = bsp_msg_rx_truesize(len);
+	unsigned long limit = READ_ONCE(bn->mem_pages) << PAGE_SHIFT;
+	unsigned long ns = atomic_long_read(&bn->rmem) + est;
+
+	if (ns > limit || (!in_order && ns > limit / 2)) {
+		bsp_count_drop(bn, BSP_DROP_MEM);
+		tp->rx_refused = true;
+		atomic_set(&bn->mem_waiters, 1);
+		return -ENOBUFS;
+	}
+	if (atomic_read(&sk->sk_rmem_alloc) < READ_ONCE(sk->sk_rcvbuf))
+		return 0;
+	if (next && tp->over_idx < 0 &&
+	    skb_queue_empty_lockless(&sk->sk_receive_queue)) {
+		tp->over_idx = idx;
+		return 0;
+	}
+	tp->rx_refused = true;
+	return -ENOBUFS;
+}
+
 static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 {
 	struct bsp_transport *tp = ctx;
-	u32 idx = f->chan * tp->msg_wnd + f->slot;
+	u32 idx = f->chan * tp->msg_wnd + f->slot, prev;
 	struct sk_buff *skb;
+	int err;
 
 	if (f->chan < 0 || f->chan >= tp->max_chans || f->slot >= tp->msg_wnd)
 		return -EINVAL;
 	skb = tp->slots[idx];
 	if (f->first) {
-		kfree_skb(skb);	/* never expected: the engine aborts first */
+		/* never expected: the engine aborts first */
+		kfree_skb(bsp_slot_take(tp, idx));
+		prev = f->chan * tp->msg_wnd +
+		       (f->slot + tp->msg_wnd - 1) % tp->msg_wnd;
+		err = bsp_rx_admit(tp, f->msg_len, f->next,
+				   f->next || tp->slots[prev], idx);
+		if (err)
+			return err;
 		skb = bsp_msg_alloc_rx(f->msg_len, GFP_ATOMIC | __GFP_NOWARN);
-		tp->slots[idx] = skb;
-		if (!skb)
+		if (!skb) {
+			if (tp->over_idx == (s32)idx)
+				tp->over_idx = -1;
 			return -ENOMEM;
+		}
+		bsp_msg_charge_r(skb, &tp->bs->sk);
+		tp->slots[idx] = skb;
+		tp->rx_held++;
 		bsp_cb(skb)->epoch = tp->rx_epoch;
+		if (!timer_pending(&tp->reasm_timer))
+			mod_timer(&tp->reasm_timer, jiffies +
+				  msecs_to_jiffies(READ_ONCE(tp->bn->reasm_timeout_ms)));
 	}
 	if (!skb)
 		return -ENOMEM;
@@ -144,8 +235,7 @@ static void bsp_cb_rx_abort(void *ctx, int chan, u32 slot)
 	if (chan < 0 || chan >= tp->max_chans || slot >= tp->msg_wnd)
 		return;
 	idx = chan * tp->msg_wnd + slot;
-	kfree_skb(tp->slots[idx]);
-	tp->slots[idx] = NULL;
+	kfree_skb(bsp_slot_take(tp, idx));
 }
 
 static void bsp_cb_deliver(void *ctx, const struct bspe_delivery *d)
@@ -158,14 +248,14 @@ static void bsp_cb_deliver(void *ctx, const struct bspe_delivery *d)
 	if (d->chan < 0 || d->chan >= tp->max_chans || d->slot >= tp->msg_wnd)
 		return;
 	idx = d->chan * tp->msg_wnd + d->slot;
-	skb = tp->slots[idx];
-	tp->slots[idx] = NULL;
+	skb = bsp_slot_take(tp, idx);
 	if (!skb) {
 		skb = bsp_msg_alloc_rx(0, GFP_ATOMIC);	/* empty message */
 		if (!skb) {
 			bsp_count_drop(tp->bn, BSP_DROP_NOMEM);
 			return;
 		}
+		bsp_msg_charge_r(skb, sk);
 		bsp_cb(skb)->epoch = tp->rx_epoch;
 	}
 	bsp_cb(skb)->src_node = d->node;
@@ -178,6 +268,36 @@ static void bsp_cb_deliver(void *ctx, const struct bspe_delivery *d)
 	}
 }
 
+/*
+ * A message of an unconnected socket failed: queue its report on the error
+ * queue (recvmsg MSG_ERRQUEUE, BSP_CMSG_ERR), bounded by SO_RCVBUF like
+ * received data; a report that does not fit is dropped (tx_errors still
+ * counts the failure).
+ */
+static void bsp_report_failure(struct sock *sk, struct sk_buff *msg,
+			       int status)
+{
+	struct sock_exterr_skb *serr;
+	struct sockaddr_bsp *a;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(sizeof(*a), GFP_ATOMIC);
+	if (!skb)
+		return;
+	a = skb_put_zero(skb, sizeof(*a));
+	a->sbsp_family = bsp_family;
+	a->sbsp_node = bsp_cb(msg)->dst_node;
+	a->sbsp_port = bsp_cb(msg)->dst_port;
+	serr = SKB_EXT_ERR(skb);
+	memset(serr, 0, sizeof(*serr));
+	serr->ee.ee_errno = -status;
+	serr->ee.ee_origin = SO_EE_ORIGIN_LOCAL;
+	serr->ee.ee_info = bsp_cb(msg)->dst_port;
+	serr->ee.ee_data = bsp_cb(msg)->seq;
+	if (sock_queue_err_skb(sk, skb))
+		kfree_skb(skb);
+}
+
 static void bsp_cb_complete(void *ctx, void *msg, int status)
 {
 	struct bsp_transport *tp = ctx;
@@ -185,8 +305,13 @@ static void bsp_cb_complete(void *ctx, void *msg, int status)
 
 	if (status) {
 		atomic64_inc(&tp->bs->stats.tx_errors);
-		WRITE_ONCE(sk->sk_err, -status);
-		sk_error_report(sk);
+		/* connected: the socket's error; else the message's own */
+		if (READ_ONCE(tp->bs->connected)) {
+			WRITE_ONCE(sk->sk_err, -status);
+			sk_error_report(sk);
+		} else {
+			bsp_report_failure(sk, msg, status);
+		}
 	}
 	consume_skb(msg);
 	tp->outstanding--;
@@ -323,6 +448,33 @@ static enum hrtimer_restart bsp_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * Softirq: reassembly expiry. A channel holding a partial (or complete
+ * but undeliverable) message that accepted no fragment for
+ * net.bsp.reasm_timeout_ms is closed: its buffers are freed and counted
+ * (reasm_expired). Runs while any slot holds a buffer, every quarter of
+ * the timeout, so a stalled reassembly goes within 1.25 timeouts.
+ */
+static void bsp_reasm_timer_fn(struct timer_list *t)
+{
+	struct bsp_transport *tp = from_timer(tp, t, reasm_timer);
+	u32 ms = READ_ONCE(tp->bn->reasm_timeout_ms);
+	u32 closed = 0;
+	bool again;
+
+	bsp_lock(tp);
+	if (tp->ep)
+		closed = bspe_rx_expire(tp->ep, (u64)ms * NSEC_PER_MSEC,
+					bsp_now());
+	again = tp->ep && tp->rx_held;
+	if (again)
+		mod_timer(&tp->reasm_timer,
+			  jiffies + msecs_to_jiffies(max(ms / 4, 1U)));
+	bsp_unlock_flush(tp);
+	if (closed)
+		atomic_long_add(closed, &tp->bn->reasm_expired);
+}
+
 /* Smallest MTU of the namespace's rails now, or Ethernet's. RTNL-free. */
 static u32 bsp_rails_mtu(struct bsp_net *bn)
 {
@@ -357,7 +509,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.node = bsp_node_id(bn);
 	cfg.port = bs->port;
 	cfg.nrails = bsp_max_rails;
-	cfg.flags = BSPE_CFG_AUTO_OPEN;
+	cfg.flags = BSPE_CFG_AUTO_OPEN | BSPE_CFG_EXT_RCVBUF;
 	if (bsp_checksum)
 		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
 	cfg.max_chans = bs->chans ?: bsp_max_chans;
@@ -395,6 +547,8 @@ int bsp_transport_create(struct bsp_sock *bs)
 	init_waitqueue_head(&tp->send_wait);
 	hrtimer_init(&tp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	tp->timer.function = bsp_timer_fn;
+	timer_setup(&tp->reasm_timer, bsp_reasm_timer_fn, 0);
+	tp->over_idx = -1;
 	tp->bs = bs;
 	tp->bn = bn;
 	tp->msg_wnd = cfg.msg_wnd;
@@ -430,10 +584,11 @@ void bsp_transport_close(struct bsp_sock *bs)
 	if (!tp)
 		return;
 	/*
-	 * Linger until the engine settled what was sent: every message
-	 * completes, acknowledged or failed after unreach_ms without progress,
-	 * so the wait is bounded. SO_LINGER or close_linger_ms cap it; a
-	 * signal ends it.
+	 * Linger until the engine settled what was sent: a message completes
+	 * when acknowledged, or fails after unreach_ms without progress; but
+	 * one to a receiver that is alive and full (BUSY) waits as long as
+	 * that receiver does not read. SO_LINGER, else close_linger_ms
+	 * (default 30 s; 0 = no cap) bounds the wait; a signal ends it.
 	 */
 	if (sock_flag(sk, SOCK_LINGER))
 		linger = sk->sk_lingertime;
@@ -465,9 +620,20 @@ void bsp_transport_close(struct bsp_sock *bs)
 		kfree_skb(tp->slots[i]);
 		tp->slots[i] = NULL;
 	}
+	tp->rx_held = 0;
+	tp->over_idx = -1;
 	__skb_queue_purge(&tp->txq);
 	spin_unlock_bh(&tp->lock);
 	hrtimer_cancel(&tp->timer);
+	del_timer_sync(&tp->reasm_timer);
+}
+
+static void bsp_transport_free_tp(struct bsp_transport *tp)
+{
+	kvfree(tp->chans);
+	kvfree(tp->slots);
+	kvfree(tp->mem);
+	kfree(tp);
 }
 
 void bsp_transport_free(struct bsp_sock *bs)
@@ -477,10 +643,20 @@ void bsp_transport_free(struct bsp_sock *bs)
 	if (!tp)
 		return;
 	bs->tp = NULL;
-	kvfree(tp->chans);
-	kvfree(tp->slots);
-	kvfree(tp->mem);
-	kfree(tp);
+	bsp_transport_free_tp(tp);
+}
+
+void bsp_transport_destroy(struct bsp_sock *bs)
+{
+	struct bsp_transport *tp = bs->tp;
+
+	if (!tp)
+		return;
+	bsp_transport_close(bs);
+	WRITE_ONCE(bs->tp, NULL);
+	/* rail events and receivers find sockets under RCU */
+	synchronize_rcu();
+	bsp_transport_free_tp(tp);
 }
 
 bool bsp_transport_node_reachable(struct bsp_net *bn, u32 node)
@@ -526,9 +702,13 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 			bsp_unlock_flush(tp);
 			return chan == -ENOSPC ? -ENOBUFS : chan;
 		}
+		bsp_cb(skb)->dst_node = node;
+		bsp_cb(skb)->seq = tp->tx_seq + 1;
 		err = bspe_send(tp->ep, chan, skb, skb->len, flags, now);
-		if (!err)
+		if (!err) {
 			tp->outstanding++;
+			tp->tx_seq++;
+		}
 		seen = tp->completions;
 		bsp_unlock_flush(tp);
 		if (err != -EAGAIN)
@@ -545,16 +725,55 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 	}
 }
 
-void bsp_transport_consumed(struct bsp_sock *bs, u32 bytes)
+/*
+ * RCU read side: prod the senders of @tp's refused fragments, if a message
+ * of the largest size would now be taken (else they would only be refused
+ * again: the engine's own prods, and recvmsg making more room, retry).
+ */
+static bool bsp_ns_has_room(struct bsp_net *bn)
 {
-	struct bsp_transport *tp = READ_ONCE(bs->tp);
+	unsigned long limit = READ_ONCE(bn->mem_pages) << PAGE_SHIFT;
 
-	if (!tp)
+	return (unsigned long)atomic_long_read(&bn->rmem) +
+	       bsp_msg_rx_truesize(BSP_MSG_MAX) <= limit;
+}
+
+static void bsp_rx_resume_tp(struct bsp_transport *tp)
+{
+	struct sock *sk;
+
+	if (!tp || !READ_ONCE(tp->rx_refused) || !bsp_ns_has_room(tp->bn))
+		return;
+	sk = &tp->bs->sk;
+	if (atomic_read(&sk->sk_rmem_alloc) >= READ_ONCE(sk->sk_rcvbuf) &&
+	    !skb_queue_empty_lockless(&sk->sk_receive_queue))
 		return;
 	bsp_lock(tp);
-	if (tp->ep)
-		bspe_rx_consumed(tp->ep, bytes, bsp_now());
+	if (tp->ep && tp->rx_refused) {
+		tp->rx_refused = false;
+		bspe_rx_resume(tp->ep, bsp_now());
+	}
 	bsp_unlock_flush(tp);
+}
+
+void bsp_transport_rx_room(struct bsp_sock *bs)
+{
+	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
+	struct bsp_sock *other;
+
+	rcu_read_lock();
+	bsp_rx_resume_tp(READ_ONCE(bs->tp));
+	/*
+	 * Sockets refused because the namespace was full (net.bsp.mem) may
+	 * have nothing to read themselves: memory freed here is theirs too.
+	 * One lock at a time, as for rail events.
+	 */
+	if (atomic_read(&bn->mem_waiters) && bsp_ns_has_room(bn) &&
+	    atomic_xchg(&bn->mem_waiters, 0))
+		hlist_for_each_entry_rcu(other, &bn->socks, list_node)
+			if (other != bs)
+				bsp_rx_resume_tp(READ_ONCE(other->tp));
+	rcu_read_unlock();
 }
 
 u32 bsp_transport_channels(const struct bsp_transport *tp)

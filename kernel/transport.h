@@ -22,6 +22,8 @@ int bsp_transport_create(struct bsp_sock *bs);
 void bsp_transport_close(struct bsp_sock *bs);
 /* Socket destructor (after an RCU grace period): free the memory. */
 void bsp_transport_free(struct bsp_sock *bs);
+/* Process context, lock_sock held, bind failed: settle and free now. */
+void bsp_transport_destroy(struct bsp_sock *bs);
 
 bool bsp_transport_node_reachable(struct bsp_net *bn, u32 node);
 /*
@@ -30,8 +32,11 @@ bool bsp_transport_node_reachable(struct bsp_net *bn, u32 node);
  */
 int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 		       u16 port, u32 send_flags, bool noblock, long *timeo);
-/* recvmsg consumed @bytes of a message received over the rails. */
-void bsp_transport_consumed(struct bsp_sock *bs, u32 bytes);
+/*
+ * Process context: receive memory was freed (recvmsg). If fragments were
+ * refused for lack of it, their senders are prodded to resend now.
+ */
+void bsp_transport_rx_room(struct bsp_sock *bs);
 
 /* Superstep interface (sockopt.c); lock_sock held. */
 u32 bsp_transport_channels(const struct bsp_transport *tp);

@@ -56,6 +56,13 @@ extern "C" {
 #define BSPE_CFG_CSUM		0x01	/* set BSPE_F_CSUM on every packet sent */
 #define BSPE_CFG_REQUIRE_CSUM	0x02	/* drop received packets without checksum */
 #define BSPE_CFG_AUTO_OPEN	0x04	/* open a channel for unknown senders */
+/*
+ * The caller accounts receive memory itself (the kernel: sk_rmem_alloc):
+ * cfg.rcvbuf no longer refuses messages (it still sizes the explicit-ack
+ * threshold); rx_data refuses a fragment with -ENOBUFS when there is no
+ * room, counted as BSPE_DROP_NOBUFS. bspe_rx_resume() says room is back.
+ */
+#define BSPE_CFG_EXT_RCVBUF	0x80
 
 /*
  * struct bspe_cfg - configuration of one endpoint. Fill with
@@ -198,6 +205,8 @@ struct bspe_xmit {
  * @slot:	reassembly slot (0..msg_wnd-1) of the message.
  * @first:	1 if this is the first fragment accepted for this message in
  *		this slot: the caller allocates @msg_len bytes for it now.
+ * @next:	1 if the message is the next one its channel delivers (its
+ *		completion makes it readable at once).
  * @msg_id, @msg_len:	message number and total length.
  * @off:	offset of the payload in the message.
  * @data, @len:	payload inside the packet passed to bspe_rx().
@@ -208,6 +217,7 @@ struct bspe_rx_frag {
 	void		*chan_cookie;
 	u32		slot;
 	int		first;
+	int		next;
 	u32		msg_id;
 	u32		msg_len;
 	u32		off;
@@ -238,7 +248,9 @@ struct bspe_delivery {
  *
  * @xmit:	transmit a packet (may drop it: loss is recovered).
  * @rx_data:	place a fragment; return 0, or a negative errno to refuse it
- *		(counted as BSPE_DROP_NOMEM; the sender will resend).
+ *		(-ENOBUFS: counted as BSPE_DROP_NOBUFS, the channel prods the
+ *		sender again once bspe_rx_resume() is called; any other error
+ *		counted as BSPE_DROP_NOMEM; the sender will resend).
  * @deliver:	hand a complete message to the reader.
  * @rx_abort:	a partially reassembled message in (@chan, @slot) is
  *		discarded (channel closed/reset): free its buffer.
@@ -360,6 +372,25 @@ void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now);
 
 /* The reader consumed @bytes of delivered messages (frees rcvbuf). */
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now);
+
+/*
+ * BSPE_CFG_EXT_RCVBUF: receive memory is available again. Every channel
+ * whose fragments rx_data refused with -ENOBUFS (and that took no new
+ * message since) prods its sender at once on its live rails, so the
+ * refused packets are resent now instead of after the sender's timeout.
+ * Until it takes a new message, such a channel answers probes with
+ * BSPE_F_BUSY: its sender keeps waiting instead of failing.
+ */
+void bspe_rx_resume(struct bspe_ep *ep, u64 now);
+
+/*
+ * Ends reassemblies that make no progress: every channel holding a
+ * message being reassembled (or complete but waiting for an earlier one)
+ * that accepted no fragment for @idle_ns is closed as by bspe_chan_close()
+ * (its partial messages are aborted; a sender still alive finds a fresh
+ * channel, its unfinished messages fail). Returns the channels closed.
+ */
+u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now);
 
 /*
  * Rail @rail to @node is up (@up 1) or down (@up 0), as the rail layer

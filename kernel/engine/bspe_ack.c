@@ -215,8 +215,9 @@ void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 
 		if (rr->reply_now) {
 			rr->reply_now = 0;
-			bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_REPLY, (u8)r,
-				       (u8)r, now);
+			bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_REPLY |
+				       (ch->rx_blocked ? BSPE_F_BUSY : 0),
+				       (u8)r, (u8)r, now);
 		} else if (rr->ack_due && rr->ack_due <= now) {
 			bspe_send_ctrl(ep, ch, BSPE_T_ACK, 0, (u8)r, (u8)r,
 				       now);

@@ -155,6 +155,7 @@ struct bspe_chan {
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */
 	u8	push_done;		/* visited by the current ordered push */
+	u8	rx_blocked;		/* refused for lack of memory, not taken since */
 	struct bspe_srail srail[BSPE_MAX_RAILS];
 	struct bspe_rrail rrail[BSPE_MAX_RAILS];
 	struct bspe_stats st[BSPE_MAX_RAILS];
@@ -187,7 +188,8 @@ struct bspe_ep {
 	u32	rx_hint;		/* channel of the last accepted packet */
 	u32	send_order;		/* next bspe_smsg.order */
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
-	u8	pad[3];
+	u8	rx_blocked;		/* a channel refused for rcvbuf (own budget) */
+	u8	pad[2];
 };
 
 /* bspe_ep.c */

@@ -29,9 +29,9 @@ struct bspe_pkt {
 };
 
 #define BSPE_F_CTRL_OK	(BSPE_F_ACKREQ | BSPE_F_CSUM | BSPE_F_PROBE | \
-			 BSPE_F_REPLY | BSPE_F_CLOSE)
+			 BSPE_F_REPLY | BSPE_F_CLOSE | BSPE_F_BUSY)
 #define BSPE_F_DATA_OK	(BSPE_F_ALL & ~(BSPE_F_PROBE | BSPE_F_REPLY | \
-					BSPE_F_CLOSE))
+					BSPE_F_CLOSE | BSPE_F_BUSY))
 
 static int bspe_drop(struct bspe_stats *st, enum bspe_drop why, int err)
 {
@@ -217,8 +217,49 @@ void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
 {
-	(void)now;
 	ep->rx_reserved -= bytes < ep->rx_reserved ? bytes : ep->rx_reserved;
+	if (ep->rx_blocked) {
+		ep->rx_blocked = 0;
+		bspe_rx_resume(ep, now);
+	}
+}
+
+void bspe_rx_resume(struct bspe_ep *ep, u64 now)
+{
+	u32 c, r;
+
+	for (c = 0; c < ep->cfg.max_chans; c++) {
+		struct bspe_chan *ch = &ep->chans[c];
+
+		if (!ch->used || !ch->rx_blocked)
+			continue;
+		for (r = 0; r < ep->cfg.nrails; r++) {
+			const struct bspe_rrail *rr = &ch->rrail[r];
+
+			if ((ch->rail_up & (1u << r)) &&
+			    (rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt)))
+				bspe_send_ctrl(ep, ch, BSPE_T_PROD, 0, (u8)r,
+					       (u8)r, now);
+		}
+		ch->last_prod = now;
+		ch->prod_pending = 1;
+		bspe_arm_chan(ep, ch, now);
+	}
+}
+
+u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now)
+{
+	u32 c, n = 0;
+
+	for (c = 0; c < ep->cfg.max_chans; c++) {
+		struct bspe_chan *ch = &ep->chans[c];
+
+		if (!ch->used || !ch->rx_active || now - ch->last_rx < idle_ns)
+			continue;
+		bspe_chan_close(ep, (int)c, now);
+		n++;
+	}
+	return n;
 }
 
 int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
@@ -288,6 +329,22 @@ static void bspe_rx_gap(struct bspe_ep *ep, struct bspe_chan *ch,
 				  ep->cfg.prod_max_ns);
 }
 
+/*
+ * A valid DATA packet @seq was refused for lack of receive memory. It stays
+ * unacknowledged; the sender has sent up to it, which makes it a known hole
+ * (prodded for, resent on resume), and the channel answers probes with BUSY
+ * until it takes a new message.
+ */
+static void bspe_rx_refused(struct bspe_chan *ch, struct bspe_rrail *rr,
+			    u32 seq)
+{
+	if (bspe_seq_lt(rr->rcv_nxt, seq + 1) &&
+	    (!bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt) ||
+	     bspe_seq_lt(rr->hint_nxt, seq + 1)))
+		rr->hint_nxt = seq + 1;
+	ch->rx_blocked = 1;
+}
+
 /* Accepts the fragment of a valid DATA packet; returns 0 or -errno. */
 static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 			const struct bspe_pkt *k, const u8 *payload, u64 now)
@@ -324,14 +381,18 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 			bspe_rcv_mark(ep, rr, k->seq);
 			goto dup;
 		}
-	} else if (k->msg_id != ch->rcv_next_msg && k->seq != rr->rcv_nxt &&
+	} else if (!(ep->cfg.flags & BSPE_CFG_EXT_RCVBUF) &&
+		   k->msg_id != ch->rcv_next_msg && k->seq != rr->rcv_nxt &&
 		   ep->rx_reserved + (u64)k->msg_len > ep->cfg.rcvbuf) {
 		/*
 		 * Buffers low: only the next expected packets are accepted,
 		 * those of the next message to deliver and the next in order
 		 * on their rail (else a refused first hole would hide the
-		 * holes behind it forever).
+		 * holes behind it forever). The sender is told BUSY and
+		 * prodded when the reader consumes.
 		 */
+		bspe_rx_refused(ch, rr, k->seq);
+		ep->rx_blocked = 1;
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
 	was_active = ch->rx_active != 0;
@@ -339,6 +400,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	f.chan_cookie = ch->cookie;
 	f.slot = slot;
 	f.first = !sl->active;
+	f.next = k->msg_id == ch->rcv_next_msg;
 	f.msg_id = k->msg_id;
 	f.msg_len = k->msg_len;
 	f.off = k->frag_off;
@@ -346,9 +408,16 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	f.len = k->payload_len;
 	f.flags = k->flags;
 	err = ep->ops->rx_data(ep->ctx, &f);
+	if (err == -ENOBUFS) {
+		/* the caller's receive memory is full */
+		bspe_rx_refused(ch, rr, k->seq);
+		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
+	}
 	if (err)
 		return bspe_drop(st, BSPE_DROP_NOMEM, err < 0 ? err : -ENOMEM);
 	if (!sl->active) {
+		/* taken: its sender is no longer held back (BUSY) */
+		ch->rx_blocked = 0;
 		nfrags = k->msg_len ? (k->msg_len - 1) / k->frag_unit + 1 : 1;
 		memset(sl->bits, 0, ((nfrags + 63) / 64) * 8);
 		sl->msg_id = k->msg_id;
@@ -359,7 +428,8 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		sl->got = 0;
 		sl->active = 1;
 		ch->rx_active++;
-		ep->rx_reserved += k->msg_len;
+		if (!(ep->cfg.flags & BSPE_CFG_EXT_RCVBUF))
+			ep->rx_reserved += k->msg_len;
 	}
 	bspe_bit_set(sl->bits, fi);
 	sl->got++;
@@ -387,7 +457,7 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 {
 	struct bspe_srail *sr = &ch->srail[k->ack_rail];
 	enum bspe_cause cause = BSPE_CAUSE_HOLE;
-	u32 sent;
+	u32 sent, eoh = k->eoh;
 
 	if (k->type == BSPE_T_PROD) {
 		cause = BSPE_CAUSE_PROD;
@@ -395,13 +465,32 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		   sr->probes) {
 		cause = BSPE_CAUSE_TIMEOUT;
 		bspe_rtt_sample(ep, ch, now - sr->probe_time);
-		sr->probes = 0;
+		/*
+		 * An answer is progress only if it acknowledges something
+		 * (bspe_ack_in then resets the probes) or says the receiver
+		 * holds back for lack of memory (BUSY: it has our data in
+		 * view and resumes by prodding). A peer that answers but
+		 * never takes our packets (they do not reach it: an MTU it
+		 * cannot receive) leaves the probes counting: the rail is
+		 * suspected, or the message fails (bspe_chan_timer).
+		 */
+		if (k->flags & BSPE_F_BUSY) {
+			sr->probes = 0;
+			sr->progress = now;
+		}
 	} else if (k->type == BSPE_T_ACK && !(k->flags & BSPE_F_REPLY) &&
 		   sr->ackreq_pending && sr->ackreq_clean &&
 		   bspe_seq_lt(sr->ackreq_seq, k->ack)) {
 		bspe_rtt_sample(ep, ch, now - sr->ackreq_time);
 	}
-	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, k->eoh, cause, now);
+	/*
+	 * A receiver out of memory would refuse the hole again: resend only
+	 * its first packet (a window probe); the receiver prods for the rest
+	 * once it takes it.
+	 */
+	if ((k->flags & BSPE_F_BUSY) && bspe_seq_lt(k->ack, eoh))
+		eoh = k->ack + 1;
+	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, now);
 	if (k->type == BSPE_T_PROD && !sent)
 		ch->rrail[k->ack_rail].reply_now = 1;
 }

@@ -39,7 +39,8 @@ enum bspe_type {
 #define BSPE_F_PROBE	0x0040	/* ACK sent by a sender timeout: answer regardless of n/(2p) */
 #define BSPE_F_REPLY	0x0080	/* ACK answering a PROD or PROBE */
 #define BSPE_F_CLOSE	0x0100	/* ACK: the sending endpoint closes for good */
-#define BSPE_F_ALL	0x01ff	/* every defined flag; others must be zero */
+#define BSPE_F_BUSY	0x0400	/* REPLY: alive, but refusing data for lack of memory */
+#define BSPE_F_ALL	0x05ff	/* every defined flag; others must be zero */
 
 /*
  * struct bspe_hdr - header of DATA, ACK and PROD packets (56 bytes).

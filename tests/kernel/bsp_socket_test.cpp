@@ -501,6 +501,22 @@ void test_channels() {
     int b = bound_socket(0);
     CHECK_ERRNO(setsockopt(b, SOL_BSP, BSP_GROUP, g.data(), socklen_t(g.size())), ENOBUFS);
     close(b);
+
+    // The same group set before bind: bind fails with ENOBUFS and leaves the socket unbound,
+    // its port free for another socket (and for this one once the group fits).
+    int c = socket(ktest::family(), SOCK_RDM, 0);
+    CHECK_EQ(setsockopt(c, SOL_BSP, BSP_GROUP, g.data(), socklen_t(g.size())), 0);
+    sockaddr_bsp fixed = addr(BSP_NODE_LOCAL, 9931);
+    CHECK_ERRNO(bind(c, sa(&fixed), sizeof(fixed)), ENOBUFS);
+    CHECK_EQ(port_of(c), 0);
+    int d = socket(ktest::family(), SOCK_RDM, 0);
+    CHECK_EQ(bind(d, sa(&fixed), sizeof(fixed)), 0);
+    close(d);
+    v = members;
+    CHECK_EQ(setsockopt(c, SOL_BSP, BSP_CHANNELS, &v, sizeof(v)), 0);
+    CHECK_EQ(bind(c, sa(&fixed), sizeof(fixed)), 0);
+    CHECK_EQ(port_of(c), 9931);
+    close(c);
 }
 
 void test_superstep_options() {

@@ -12,6 +12,15 @@
 //
 // SIZES: "ladder" (0 B .. BSP_MSG_MAX around page, fragment and chunk
 // boundaries), "fixed:N", or "cycle:N" (1 .. N bytes, varying).
+//
+// recv honours two environment variables: XFER_RCVBUF (SO_RCVBUFFORCE,
+// default 16 MiB) and XFER_START_FILE (bind, print "bound PORT", then read
+// nothing until that file exists: a receiver that stops reading); send
+// honours XFER_SNDBUF (SO_SNDBUFFORCE).
+#include <time.h>
+
+#include <linux/errqueue.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,7 +132,15 @@ bool check_proto_stats(int fd, uint64_t msgs, uint64_t bytes) {
 }
 
 int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
-    int fd = ktest::bound_socket(port, 16 << 20, 0);
+    const char *rb = std::getenv("XFER_RCVBUF");
+    const char *start = std::getenv("XFER_START_FILE");
+    int fd = ktest::bound_socket(port, rb ? atoi(rb) : 16 << 20, 0);
+    if (start) {
+        std::printf("bound %u\n", unsigned(port));
+        std::fflush(stdout);
+        while (access(start, F_OK) != 0)
+            usleep(100000);
+    }
     std::vector<uint8_t> buf(sizes.max() + 1);
     std::map<std::pair<uint32_t, uint16_t>, uint32_t> next;
     uint64_t total = 0, bytes = 0;
@@ -166,13 +183,19 @@ int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
     print_stats(fd, "recv");
     if (!check_proto_stats(fd, total, bytes))
         return 1;
+    bsp_proto_stats ps{};
+    socklen_t pl = sizeof(ps);
+    getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &ps, &pl);
+    std::printf("recv nobufs %llu\n", (unsigned long long)ps.drops[BSP_PROTO_DROP_NOBUFS]);
     std::printf("recv ok %llu %llu\n", (unsigned long long)total, (unsigned long long)bytes);
     close(fd);
     return 0;
 }
 
 int send_one(uint32_t node, uint16_t port, uint32_t msgs, const Sizes &sizes) {
-    int fd = ktest::bound_socket(0);  // default SO_SNDBUF: a few messages in flight
+    // default SO_SNDBUF: a few messages in flight (XFER_SNDBUF: SO_SNDBUFFORCE)
+    const char *sb = std::getenv("XFER_SNDBUF");
+    int fd = ktest::bound_socket(0, 0, sb ? atoi(sb) : 0);
     uint32_t me = ktest::node_id() ^ ktest::port_of(fd);
     sockaddr_bsp to = ktest::addr(node, port);
     std::vector<uint8_t> m;
@@ -266,25 +289,128 @@ int do_strand(uint32_t node, uint16_t port, uint32_t msgs) {
     }
     std::printf("sent\n");
     std::fflush(stdout);
+    // The socket is not connected: each failed message is reported on the error queue
+    // (POLLERR), never as the socket's error.
+    pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 30000) != 1 || !(p.revents & POLLERR)) {
+        std::fprintf(stderr, "no POLLERR within 30 s (revents %#x)\n", unsigned(p.revents));
+        return 1;
+    }
     char c;
     errno = 0;
-    ssize_t r = recv(fd, &c, 1, 0);
-    if (r != -1 || errno != EHOSTUNREACH) {
-        std::fprintf(stderr, "recv: %zd (%s), expected EHOSTUNREACH\n", r, strerror(errno));
+    ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
+    if (r != -1 || errno != EAGAIN) {
+        std::fprintf(stderr, "recv: %zd (%s), expected EAGAIN (the failure is not the socket's)\n",
+                     r, strerror(errno));
         return 1;
     }
+    int soerr = -1;
+    socklen_t el = sizeof(soerr);
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el);
+    if (soerr != 0) {
+        std::fprintf(stderr, "SO_ERROR %d on an unconnected socket\n", soerr);
+        return 1;
+    }
+    // Messages may fail in more than one go: collect reports until the last message's came
+    // (bounded), then every failure counted in tx_errors must have exactly one report.
+    uint64_t reports = 0;
+    std::vector<bool> seen(msgs + 1);
     bsp_sock_stats st{};
+    for (int round = 0; round < 30 && !seen[msgs]; ++round) {
+        for (;;) {
+            sockaddr_bsp from{};
+            alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(sock_extended_err))];
+            msghdr mh{};
+            mh.msg_name = &from;
+            mh.msg_namelen = sizeof(from);
+            mh.msg_control = cbuf;
+            mh.msg_controllen = sizeof(cbuf);
+            if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+                if (errno == EAGAIN)
+                    break;
+                std::perror("recvmsg(MSG_ERRQUEUE)");
+                return 1;
+            }
+            cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+            if (!cm || cm->cmsg_level != SOL_BSP || cm->cmsg_type != BSP_CMSG_ERR ||
+                !(mh.msg_flags & MSG_ERRQUEUE) || mh.msg_namelen != sizeof(from)) {
+                std::fprintf(stderr, "error report without BSP_CMSG_ERR\n");
+                return 1;
+            }
+            sock_extended_err ee;
+            std::memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+            if (ee.ee_errno != EHOSTUNREACH || ee.ee_origin != SO_EE_ORIGIN_LOCAL ||
+                ee.ee_info != port || ee.ee_data < 1 || ee.ee_data > msgs || seen[ee.ee_data] ||
+                from.sbsp_node != node || from.sbsp_port != port) {
+                std::fprintf(stderr, "report: errno %u origin %u info %u data %u from %u:%u\n",
+                             ee.ee_errno, ee.ee_origin, ee.ee_info, ee.ee_data, from.sbsp_node,
+                             from.sbsp_port);
+                return 1;
+            }
+            seen[ee.ee_data] = true;
+            ++reports;
+        }
+        if (!seen[msgs])
+            poll(&p, 1, 1000);
+    }
     socklen_t sl = sizeof(st);
     getsockopt(fd, SOL_BSP, BSP_SOCK_STATS, &st, &sl);
-    if (st.tx_errors == 0) {
-        std::fprintf(stderr, "EHOSTUNREACH but tx_errors 0\n");
+    if (st.tx_errors == 0 || reports != st.tx_errors) {
+        std::fprintf(stderr, "%llu error reports, tx_errors %llu\n", (unsigned long long)reports,
+                     (unsigned long long)st.tx_errors);
         return 1;
     }
-    std::printf("stranded ok tx_errors %llu\n", (unsigned long long)st.tx_errors);
+    // the last message failed (the earliest ones may have been acknowledged)
+    if (!seen[msgs]) {
+        std::fprintf(stderr, "no report for the last message %u\n", msgs);
+        return 1;
+    }
+    std::printf("stranded ok tx_errors %llu reports %llu\n", (unsigned long long)st.tx_errors,
+                (unsigned long long)reports);
     linger lg = {1, 0};
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     close(fd);
     return 0;
+}
+
+// Connect to (NODE, PORT), send one message of SIZE bytes and wait (bounded) until it
+// settles: "settle delivered" when acknowledged, "settle failed ERRNO" when it failed (SO_ERROR:
+// the socket is connected). Never settling within 60 s is the failure this checks for.
+int do_settle(uint32_t node, uint16_t port, size_t size) {
+    int fd = ktest::bound_socket(0);
+    sockaddr_bsp to = ktest::addr(node, port);
+    if (connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof(to)) != 0) {
+        std::perror("connect");
+        return 1;
+    }
+    std::vector<uint8_t> m(size);
+    ktest::fill(m, ktest::node_id() ^ ktest::port_of(fd), 0);
+    if (send(fd, m.data(), m.size(), 0) != ssize_t(m.size())) {
+        std::perror("send");
+        return 1;
+    }
+    for (int t = 0; t < 600; ++t) {
+        bsp_proto_stats ps{};
+        socklen_t pl = sizeof(ps);
+        getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &ps, &pl);
+        if (ps.msgs_tx == 1) {
+            std::printf("settle delivered probes %llu\n", (unsigned long long)ps.probes_tx);
+            close(fd);
+            return 0;
+        }
+        if (ps.msgs_failed == 1) {
+            int e = 0;
+            socklen_t el = sizeof(e);
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el);
+            std::printf("settle failed %s probes %llu after %.1f s\n", strerrorname_np(e),
+                        (unsigned long long)ps.probes_tx, t / 10.0);
+            close(fd);
+            return 0;
+        }
+        usleep(100000);
+    }
+    std::printf("settle unsettled after 60 s\n");
+    return 1;
 }
 
 }  // namespace
@@ -303,6 +429,9 @@ int main(int argc, char **argv) {
     if (argc >= 5 && !strcmp(argv[1], "strand"))
         return do_strand(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])),
                          uint32_t(atol(argv[4])));
+    if (argc >= 5 && !strcmp(argv[1], "settle"))
+        return do_settle(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])),
+                         size_t(atol(argv[4])));
     if (argc >= 4 && !strcmp(argv[1], "unreachable"))
         return do_unreachable(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])));
     std::fprintf(stderr,
@@ -310,6 +439,7 @@ int main(int argc, char **argv) {
                  "       bsp_xfer send NODE PORT MSGS SIZES [SOCKETS]\n"
                  "       bsp_xfer unreachable NODE PORT\n"
                  "       bsp_xfer strand NODE PORT MSGS\n"
-                 "       bsp_xfer hold PORT\n");
+                 "       bsp_xfer hold PORT\n"
+                 "       bsp_xfer settle NODE PORT SIZE\n");
     return 2;
 }

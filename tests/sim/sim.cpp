@@ -98,6 +98,11 @@ void Node::cb_xmit(void *ctx, const bspe_xmit *x) {
 int Node::cb_rx_data(void *ctx, const bspe_rx_frag *f) {
     auto *n = static_cast<Node *>(ctx);
     CbTimer cbt(n->sim_);
+    if (n->rx_gate) {
+        int err = n->rx_gate(*f);
+        if (err)
+            return err;
+    }
     auto key = std::make_pair(f->chan, f->slot);
     auto &buf = n->slots_[key];
     if (f->first)

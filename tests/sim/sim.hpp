@@ -129,6 +129,9 @@ class Node {
     std::function<void(Node &, const Delivered &)> on_deliver;
     std::function<void(Node &, uint64_t serial, int status)> on_complete;
     std::function<void(Node &, int peer, int rail, int up)> on_rail_event;
+    // Tests: decides rx_data before the node stores anything (a non-zero errno refuses the
+    // fragment, as a receiver out of memory does).
+    std::function<int(const bspe_rx_frag &)> rx_gate;
 
   private:
     friend class Sim;

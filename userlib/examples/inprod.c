@@ -55,13 +55,15 @@ static void spmd(void)
 
 int main(int argc, char **argv)
 {
-    bsp_init(spmd, argc, argv);
+    /* Before bsp_init: under a launcher the processes other than 0 run only the SPMD
+     * part, so every process reads the argument here. */
     if (argc > 1)
         n = atol(argv[1]);
     if (n < 1) {
         fprintf(stderr, "usage: inprod [n >= 1]\n");
         return 2;
     }
+    bsp_init(spmd, argc, argv);
     spmd();
     return 0;
 }

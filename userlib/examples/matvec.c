@@ -72,13 +72,15 @@ static void spmd(void)
 
 int main(int argc, char **argv)
 {
-    bsp_init(spmd, argc, argv);
+    /* Before bsp_init: under a launcher the processes other than 0 run only the SPMD
+     * part, so every process reads the argument here. */
     if (argc > 1)
         n = atoi(argv[1]);
     if (n < 1 || n > 20000) {
         fprintf(stderr, "usage: matvec [n, 1..20000]\n");
         return 2;
     }
+    bsp_init(spmd, argc, argv);
     spmd();
     return 0;
 }

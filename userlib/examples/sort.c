@@ -133,13 +133,15 @@ static void spmd(void)
 
 int main(int argc, char **argv)
 {
-    bsp_init(spmd, argc, argv);
+    /* Before bsp_init: under a launcher the processes other than 0 run only the SPMD
+     * part, so every process reads the argument here. */
     if (argc > 1)
         per_process = atoi(argv[1]);
     if (per_process < 1 || per_process > 100000000) {
         fprintf(stderr, "usage: sort [keys per process, 1..1e8]\n");
         return 2;
     }
+    bsp_init(spmd, argc, argv);
     spmd();
     return 0;
 }

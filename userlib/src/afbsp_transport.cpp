@@ -1,6 +1,9 @@
 #include "afbsp_transport.hpp"
 
+#include <time.h>
+
 #include <linux/bsp.h>
+#include <linux/errqueue.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -77,6 +80,7 @@ class AfBspTransport final : public Transport {
     };
     bool try_send(const Pending &p);  // false: would block
     bool drain_incoming();            // false: job torn down
+    void check_send_failure();        // throws if a sent message failed
     void set(int opt, const void *v, socklen_t len, const char *what);
 
     int fd_;
@@ -241,6 +245,32 @@ void AfBspTransport::send(int dst, std::vector<std::byte> message, unsigned flag
         out_.pop_front();
 }
 
+// A message of this (unconnected) socket failed: the kernel reports it on the error queue
+// (POLLERR), never as the socket's error. Throws with the destination if a report is there.
+void AfBspTransport::check_send_failure() {
+    sockaddr_bsp to{};
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(sock_extended_err))];
+    msghdr mh{};
+    mh.msg_name = &to;
+    mh.msg_namelen = sizeof to;
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    if (recvmsg(fd_, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+        return;
+    int err = EIO;
+    for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level == SOL_BSP && c->cmsg_type == BSP_CMSG_ERR) {
+            sock_extended_err ee;
+            std::memcpy(&ee, CMSG_DATA(c), sizeof ee);
+            err = static_cast<int>(ee.ee_errno);
+        }
+    }
+    auto it = pid_of_.find(key(to.sbsp_node, to.sbsp_port));
+    const std::string who = it == pid_of_.end() ? "node " + std::to_string(to.sbsp_node)
+                                                : "process " + std::to_string(it->second);
+    throw std::runtime_error("AF_BSP send to " + who + ": " + errno_text(err));
+}
+
 bool AfBspTransport::drain_incoming() {
     for (;;) {
         sockaddr_bsp from{};
@@ -252,7 +282,11 @@ bool AfBspTransport::drain_incoming() {
         mh.msg_iovlen = 1;
         const ssize_t n = recvmsg(fd_, &mh, MSG_DONTWAIT);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                check_send_failure();
+                return true;
+            }
+            if (errno == EINTR)
                 return true;
             throw std::runtime_error("AF_BSP receive: " + errno_text(errno));
         }
@@ -298,7 +332,7 @@ void AfBspTransport::flush_sends() {
         pollfd p{fd_, POLLIN | POLLOUT, 0};
         if (poll(&p, 1, -1) < 0 && errno != EINTR)
             throw std::runtime_error("poll: " + errno_text(errno));
-        if (p.revents & POLLIN)
+        if (p.revents & (POLLIN | POLLERR))
             drain_incoming();  // keep reading so that peers blocked on us progress
     }
 }

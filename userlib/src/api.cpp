@@ -20,6 +20,7 @@
 #include "c_api.hpp"
 #include "launch/session.hpp"
 #include "misuse.hpp"
+#include "profile.hpp"
 #include "runtime.hpp"
 #include "runtime_config.hpp"
 #include "transport_factory.hpp"
@@ -65,6 +66,7 @@ struct State {
     std::unique_ptr<bsp::launch::Session> first;
     std::unique_ptr<bsp::rt::Transport> transport;
     std::unique_ptr<bsp::rt::Runtime> runtime;
+    std::unique_ptr<bsp::rt::Profile> profile;  // BSP_PROFILE
     int pid = -1;
 };
 
@@ -233,6 +235,11 @@ void begin(int maxprocs) {
         }
     }
     s.runtime = std::make_unique<bsp::rt::Runtime>(pid, nprocs, s.transport.get(), cfg.messaging);
+    if (const char *path = std::getenv("BSP_PROFILE"); path && *path) {
+        s.profile = std::make_unique<bsp::rt::Profile>(
+            std::string(path) + "." + std::to_string(pid), pid, nprocs);
+        s.runtime->attach_profile(s.profile.get());
+    }
     s.phase = Phase::Running;
     std::atexit(check_end_at_exit);
     if (cfg.verbose && pid == 0)
@@ -246,6 +253,8 @@ void end() {
     State &s = state();
     bsp::rt::Runtime &rt = running("bsp_end");
     rt.sync("bsp_end", bsp::rt::SyncKind::End);
+    if (s.profile)
+        s.profile->close();
     s.phase = Phase::Ending;
     if (s.transport && std::getenv("BSP_STATS")) {
         // The messaging layer's bounded stash (Documentation/bsplib.rst, BSP_STATS).
@@ -304,7 +313,12 @@ void bsp_begin(int maxprocs) {
     guarded("bsp_begin", [&] { begin(maxprocs); });
 }
 void bsp_end(void) {
-    guarded("bsp_end", [&] { end(); });
+    const void *caller = __builtin_return_address(0);
+    guarded("bsp_end", [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
+        end();
+    });
 }
 
 int bsp_pid(void) {
@@ -325,7 +339,12 @@ double bsp_time(void) {
 }
 
 void bsp_sync(void) {
-    guarded("bsp_sync", [] { running("bsp_sync").sync("bsp_sync"); });
+    const void *caller = __builtin_return_address(0);
+    guarded("bsp_sync", [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
+        running("bsp_sync").sync("bsp_sync");
+    });
 }
 
 void bsp_abort(const char *format, ...) {
@@ -406,7 +425,10 @@ int bsp_hpmove(void **tag_ptr, void **payload_ptr) {
 namespace bsp::capi {
 
 bool sync_ready(const char *call, bool ready) {
+    const void *caller = __builtin_return_address(0);
     return guarded(call, [&] {
+        if (state().profile)
+            state().profile->set_location(caller);
         bsp::rt::Runtime &rt = running(call);
         rt.sync(call, bsp::rt::SyncKind::Sync, ready);
         return rt.all_ready();

@@ -317,8 +317,60 @@ void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<C
     }
 }
 
+void Runtime::count_out(SuperstepProfile &sp) const {
+    for (std::size_t j = 0; j < ops_.size(); ++j) {
+        if (j == static_cast<std::size_t>(pid_))
+            continue;
+        for (const auto &b : ops_[j].records) {
+            if (b.rec.kind == RecordKind::Put) {
+                sp.out_put_bytes += b.len;
+                ++sp.out_put_n;
+            } else {
+                sp.out_send_bytes += b.len;
+                ++sp.out_send_n;
+            }
+        }
+    }
+}
+
+void Runtime::count_in(const std::vector<std::vector<std::vector<std::byte>>> &in,
+                       SuperstepProfile &sp) const {
+    for (std::size_t src = 0; src < in.size(); ++src) {
+        if (src == static_cast<std::size_t>(pid_))
+            continue;
+        for (const auto &unit : in[src]) {
+            Reader rd(unit);
+            read_header(rd);
+            read_unit_info(rd);
+            while (auto rec = next_record(rd)) {
+                const std::uint64_t first = rec->chunk_off == 0 ? 1 : 0;
+                switch (rec->kind) {
+                    case RecordKind::Put:
+                        sp.in_put_bytes += rec->chunk.size();
+                        sp.in_put_n += first;
+                        break;
+                    case RecordKind::Send:
+                        sp.in_send_bytes += rec->chunk.size();
+                        sp.in_send_n += first;
+                        break;
+                    case RecordKind::Reply:
+                        sp.in_reply_bytes += rec->chunk.size();
+                        sp.in_reply_n += first;
+                        break;
+                }
+            }
+        }
+    }
+}
+
 void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     const auto n = static_cast<std::size_t>(nprocs_);
+    SuperstepProfile sp;
+    if (profile_) {
+        sp.begin = superstep_begin_;
+        sp.enter_sync = time();
+        count_out(sp);
+    }
     Contribution mine;
     mine.kind = kind;
     mine.ready = ready;
@@ -331,6 +383,8 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
 
     std::vector<Contribution> all = messaging_.barrier(superstep_, mine);
     validate(call, kind, all);
+    if (profile_)
+        sp.barrier_done = time();
     all_ready_ = std::all_of(all.begin(), all.end(), [](const Contribution &c) { return c.ready; });
     std::vector<RegOps> reg(n);
     BitMatrix m(nprocs_);
@@ -355,7 +409,11 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         for (const auto &g : d.gets)
             out[j].gets.push_back(g.req);
     }
-    const GetServer serve = [this](int requester, const GetRequest &g) {
+    const GetServer serve = [this, &sp](int requester, const GetRequest &g) {
+        if (profile_ && requester != pid_) {
+            sp.out_reply_bytes += g.nbytes;
+            ++sp.out_reply_n;
+        }
         if (!registry_.active(g.slot) ||
             !within(g.offset, g.nbytes, registry_.size_at(g.slot, pid_)))
             throw ProtocolError("get request from process " + std::to_string(requester) +
@@ -365,6 +423,8 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     };
     auto in = messaging_.exchange(superstep_, m, out, serve);
     deliver(in);
+    if (profile_)
+        count_in(in, sp);
 
     registry_.commit_pops();
     if (tagsize_request_ >= 0)
@@ -373,6 +433,11 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     for (auto &d : ops_)
         d = DestOps{};
     gets_issued_ = 0;
+    if (profile_) {
+        sp.end = time();
+        profile_->write(superstep_, sp);
+        superstep_begin_ = sp.end;
+    }
     ++superstep_;
 }
 

@@ -14,6 +14,7 @@
 
 #include "bsmp_queue.hpp"
 #include "messaging.hpp"
+#include "profile.hpp"
 #include "registry.hpp"
 #include "transport.hpp"
 
@@ -59,6 +60,9 @@ class Runtime {
     void sync(std::string_view call, SyncKind kind = SyncKind::Sync, bool ready = false);
     bool all_ready() const { return all_ready_; }
 
+    // BSP_PROFILE: record every superstep into p (owned by the caller; null: off).
+    void attach_profile(Profile *p) { profile_ = p; }
+
     const Messaging &messaging() const { return messaging_; }
     const Registry &registry() const { return registry_; }
 
@@ -92,6 +96,9 @@ class Runtime {
                                       const std::string &reason);
     void validate(std::string_view call, SyncKind kind, const std::vector<Contribution> &all);
     void deliver(const std::vector<std::vector<std::vector<std::byte>>> &in);
+    void count_out(SuperstepProfile &sp) const;
+    void count_in(const std::vector<std::vector<std::vector<std::byte>>> &in,
+                  SuperstepProfile &sp) const;
 
     int pid_;
     int nprocs_;
@@ -105,6 +112,8 @@ class Runtime {
     std::int64_t tagsize_request_ = -1;
     std::uint64_t gets_issued_ = 0;  // in this superstep
     bool all_ready_ = false;         // of the last sync
+    Profile *profile_ = nullptr;
+    double superstep_begin_ = 0;  // for the profile: when the current superstep began
     std::chrono::steady_clock::time_point start_;
 };
 

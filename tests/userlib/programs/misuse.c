@@ -65,7 +65,7 @@ static void spmd(void)
         setenv("BSC_ALGORITHM", "fastest", 1);
         bsc_bcast(bsc_start, 0, bsc_all, &y, x, 4);
     }
-    if (is("bsc_not_member")) {
+    if (is("bsc_bad_neighbour")) {
         bsc_group_t g = bsc_group_create_partition(bsp_pid() == 2);
         if (bsp_pid() == 2) {
             int n[2] = {2, 5};

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <string>
 
@@ -206,7 +209,7 @@ INSTANTIATE_TEST_SUITE_P(
         MisuseCase{"bsc_bad_algorithm",
                    "BSPlib error: bsc_bcast on process 1: BSC_ALGORITHM=fastest is invalid "
                    "(expected auto, direct, two-phase or tree)"},
-        MisuseCase{"bsc_not_member",
+        MisuseCase{"bsc_bad_neighbour",
                    "BSPlib error: bsc_group_create_neighbourhood on process 2: bad pid 5 in the "
                    "neighbour list (nprocs is 3)"},
         MisuseCase{"hpmove_null_tag", "BSPlib error: bsp_hpmove on process 1: tag pointer is NULL"},
@@ -317,6 +320,28 @@ TEST_F(UnderBsprun, SeedProgramsAndPrimitives) {
     expect_clean(r);
 }
 
+// The examples read their argument on every process: under bsprun the processes other
+// than 0 never run main's sequential part (they used the default size before).
+TEST_F(UnderBsprun, ExamplesReadTheirArgumentOnEveryProcess) {
+#ifdef BSPRUN_PATH
+    const std::string dir = BSP_EXAMPLES_DIR;
+    auto r =
+        run_program({BSPRUN_PATH, "-n", "3", dir + "/sort", "2000"}, {{"BSP_TRANSPORT", "udp"}});
+    EXPECT_EQ(r.out, "sorted 6000 keys on 3 processes: ok\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run_program({BSPRUN_PATH, "-n", "3", dir + "/matvec", "30"}, {{"BSP_TRANSPORT", "udp"}});
+    EXPECT_EQ(r.out.substr(0, 28), "y = A x for n=30 on 3 proces");
+    EXPECT_NE(r.out.find("(correct)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run_program({BSPRUN_PATH, "-n", "3", dir + "/inprod", "1000"}, {{"BSP_TRANSPORT", "udp"}});
+    EXPECT_NE(r.out.find("(correct)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+#endif
+}
+
 TEST_F(UnderBsprun, MisuseEndsTheJobWithOneMessage) {
     auto r = run("misuse", 3, {"out_of_bounds"});
     EXPECT_EQ(r.err,
@@ -416,6 +441,11 @@ struct CollectivesRun {
     int nprocs;
 };
 
+// The parameter as CTest shows it (instead of its bytes, a pointer among them).
+void PrintTo(const CollectivesRun &r, std::ostream *os) {
+    *os << r.program << " under bsprun -n " << r.nprocs;
+}
+
 class Collectives : public UnderBsprun, public ::testing::WithParamInterface<CollectivesRun> {};
 
 TEST_P(Collectives, EveryAlgorithmAgainstTheNaiveReference) {
@@ -454,6 +484,98 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<CollectivesRun> &i) {
         return std::string(i.param.program) + "_p" + std::to_string(i.param.nprocs);
     });
+
+// BSP_PROFILE: seed 003's allsums on an array with 4 processes. Superstep 1: process i
+// puts 4 bytes to each of the processes after it; superstep 2: process i gets 4 bytes
+// from process i - 1. Every counter of every superstep is exact; bspprof summarises the
+// traces against the cost model and draws one bar per non-zero volume.
+std::vector<std::vector<std::string>> trace_rows(const std::string &path) {
+    std::vector<std::vector<std::string>> rows;
+    std::ifstream f(path);
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.empty() || line[0] == '#')
+            continue;
+        std::istringstream in(line);
+        std::vector<std::string> cols;
+        for (std::string c; in >> c;)
+            cols.push_back(c);
+        rows.push_back(cols);
+    }
+    return rows;
+}
+
+TEST(Programs, ProfileRecordsEverySuperstepAndBspprofSummarisesIt) {
+    char dir[] = "/tmp/bspprof-test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string prefix = std::string(dir) + "/trace";
+    auto r = run("allsums_array", 4, {}, {{"BSP_PROFILE", prefix}});
+    EXPECT_EQ(r.exit_status, 0);
+    EXPECT_EQ(r.err, "");
+    const int p = 4;
+    // The registration, the puts, the gets, one sync per process of the printing loop,
+    // and bsp_end.
+    const std::size_t nsteps = 8;
+    for (int i = 0; i < p; ++i) {
+        const auto rows = trace_rows(prefix + "." + std::to_string(i));
+        ASSERT_EQ(rows.size(), nsteps) << "process " << i;
+        for (std::size_t s = 0; s < rows.size(); ++s) {
+            ASSERT_EQ(rows[s].size(), 18u);
+            EXPECT_EQ(rows[s][0], std::to_string(s));
+            // out: put bytes, n, send bytes, n, reply bytes, n; in: the same
+            std::vector<std::string> want(12, "0");
+            if (s == 1) {
+                want[0] = std::to_string(4 * (p - 1 - i));
+                want[1] = std::to_string(p - 1 - i);
+                want[6] = std::to_string(4 * i);
+                want[7] = std::to_string(i);
+            }
+            if (s == 2) {
+                want[4] = i < p - 1 ? "4" : "0";
+                want[5] = i < p - 1 ? "1" : "0";
+                want[10] = i > 0 ? "4" : "0";
+                want[11] = i > 0 ? "1" : "0";
+            }
+            EXPECT_EQ(std::vector<std::string>(rows[s].begin() + 5, rows[s].begin() + 17), want)
+                << "process " << i << " superstep " << s;
+            EXPECT_NE(rows[s][17].find("/allsums_array+0x"), std::string::npos) << rows[s][17];
+            // begin <= enter_sync <= barrier_done <= end
+            EXPECT_LE(std::stod(rows[s][1]), std::stod(rows[s][2]));
+            EXPECT_LE(std::stod(rows[s][2]), std::stod(rows[s][3]));
+            EXPECT_LE(std::stod(rows[s][3]), std::stod(rows[s][4]));
+        }
+    }
+#ifdef BSPPROF_PATH
+    auto t =
+        run_program({BSPPROF_PATH, "-g", "0.5", "-l", "100", "--svg", prefix + ".svg", prefix}, {});
+    EXPECT_EQ(t.exit_status, 0) << t.err;
+    EXPECT_EQ(t.err, "");
+    EXPECT_EQ(t.out.substr(0, t.out.find('\n')),
+              "bspprof: 4 processes, 8 supersteps, g = 0.5000 us/word, l = 100.0 us");
+    // Superstep 1: h = 12 bytes (process 0 sends 3 puts), at the bsp_sync of line 18.
+    EXPECT_NE(t.out.find("\n        1  allsums_array.c:18 (bsp_allsums2)"), std::string::npos)
+        << t.out;
+    EXPECT_NE(t.out.find("furthest from the model"), std::string::npos);
+    std::ifstream svg(prefix + ".svg");
+    std::string pic((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(pic.substr(0, 4), "<svg");
+    EXPECT_EQ(pic.substr(pic.size() - 7), "</svg>\n");
+    std::size_t bars = 0;
+    for (auto at = pic.find("<title>"); at != std::string::npos; at = pic.find("<title>", at + 1))
+        ++bars;
+    EXPECT_EQ(bars, 12u);  // 3 put senders, 3 receivers, 3 get servers, 3 getters
+#endif
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Programs, ProfileFileThatCannotBeWrittenIsAClearError) {
+    auto r = run("allsums_v1", 1, {}, {{"BSP_PROFILE", "/nonexistent-dir/trace"}});
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_begin on process 0: BSP_PROFILE: cannot write "
+              "/nonexistent-dir/trace.0: No such file or directory\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
 
 TEST(Programs, AfBspRequestedWithoutTheModuleIsAClearError) {
     if (access("/sys/module/af_bsp/parameters/family", R_OK) == 0)

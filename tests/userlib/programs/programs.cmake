@@ -59,6 +59,15 @@ if(TARGET threads_tests)
   add_dependencies(threads_tests userlib_program_tests)
 endif()
 
+# bspprof (tools/bspprof, a script copied into the build tree) for the profiling test.
+function(bsp_userlib_tests_use_bspprof)
+  if(TARGET bspprof)
+    target_compile_definitions(userlib_program_tests PRIVATE
+      BSPPROF_PATH="${CMAKE_BINARY_DIR}/tools/bspprof/bspprof")
+  endif()
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL bsp_userlib_tests_use_bspprof)
+
 # Also run the programs under bsprun (launcher engineer's tools/bsprun) when it is part
 # of the build; tools/ is configured after userlib/, hence the deferred call.
 function(bsp_userlib_tests_use_bsprun)

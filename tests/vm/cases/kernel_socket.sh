@@ -19,6 +19,26 @@ expect_eq "$(ip netns exec ksock cat /proc/sys/net/bsp/node_id)" 77 "node id"
 expect_ne "$(cat /proc/sys/net/bsp/node_id)" 77 "root namespace node id"
 # node id 0 is reserved for BSP_NODE_LOCAL
 expect_fail ip netns exec ksock sysctl -qw net.bsp.node_id=0
+# the id does not change under a bound socket (its engine and its peers know
+# it by the old one): EBUSY; once no socket is bound it changes again
+ip netns exec ksock "$(ktest_bin bsp_xfer)" hold 7001 >"$BSPVM_SCRATCH/hold" 2>&1 &
+holder=$!
+on_exit "kill $holder 2>/dev/null"
+for ((t = 0; t < 50; t++)); do grep -q '^holding' "$BSPVM_SCRATCH/hold" && break; sleep 0.1; done
+grep -q '^holding' "$BSPVM_SCRATCH/hold" || fail "holder did not start"
+err=$(ip netns exec ksock sysctl -w net.bsp.node_id=78 2>&1) &&
+	fail "node id changed under a bound socket"
+case $err in *"Device or resource busy"*) ;; *) fail "node id change under a bound socket: $err (want EBUSY)" ;; esac
+expect_eq "$(ip netns exec ksock cat /proc/sys/net/bsp/node_id)" 77 "node id under a bound socket"
+expect_ok ip netns exec ksock sysctl -qw net.bsp.node_id=77
+kill "$holder"
+wait "$holder" 2>/dev/null
+for ((t = 0; t < 50; t++)); do
+	ip netns exec ksock sysctl -qw net.bsp.node_id=78 2>/dev/null && break
+	sleep 0.1
+done
+expect_eq "$(ip netns exec ksock cat /proc/sys/net/bsp/node_id)" 78 "node id with no socket bound"
+ip netns exec ksock sysctl -qw net.bsp.node_id=77 || fail "node id back to 77"
 
 expect_ok ip netns exec ksock "$TEST"
 

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Unreachable nodes (2 nodes x 2 rails): messages in flight to a node whose
 # rails all die fail with EHOSTUNREACH after unreach_ms (2 s) and the
-# sender learns it (SO_ERROR, tx_errors); afterwards sendto and connect to
-# that node fail with EHOSTUNREACH at once.
+# sender learns it (error queue, tx_errors); afterwards sendto and connect to
+# that node fail with EHOSTUNREACH at once. Unconnected senders learn of each
+# failed message from the error queue (MSG_ERRQUEUE), not from SO_ERROR.
+# Then a sender with a larger MTU than its receiver's: the message settles.
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
@@ -46,4 +48,33 @@ for ((t = 0; t < 50; t++)); do
 done
 expect_eq "$n" 0 "live rails to node 2 after both were cut"
 expect_ok ip netns exec n0 "$XFER" unreachable 2 7302
+bsp_nodes_cleanup
+
+# A sender with MTU 9000 talking to a receiver with MTU 1500 on the same rail:
+# the receiver answers probes but never gets a DATA frame. The message must
+# settle in bounded time: delivered (the sender used the receiver's MTU) or
+# failed with EHOSTUNREACH (answers that acknowledge nothing are no progress)
+# instead of being resent for ever.
+bsp_nodes 2 1 9000
+ip -n n1 link set eth0 mtu 1500 || fail "MTU 1500 on n1"
+bsp_wait_peers 1
+ip netns exec n1 "$XFER" recv 7320 1 1 fixed:65536 >"$tmp/mr" 2>&1 &
+rcv=$!
+sleep 0.3
+out=$(ip netns exec n0 "$XFER" settle 2 7320 65536) || fail "sender: $out"
+echo "$out"
+case $out in
+"settle delivered"*)
+	wait "$rcv" || fail "receiver: $(cat "$tmp/mr")"
+	grep -q '^recv ok 1 65536$' "$tmp/mr" || fail "receiver: $(cat "$tmp/mr")"
+	;;
+"settle failed EHOSTUNREACH"*)
+	kill "$rcv"
+	wait "$rcv" 2>/dev/null
+	grep -q '^recv ok' "$tmp/mr" && fail "failed, but the receiver got it"
+	;;
+*)
+	fail "MTU mismatch: $out"
+	;;
+esac
 exit 0

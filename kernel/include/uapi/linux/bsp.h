@@ -205,6 +205,18 @@ struct bsp_proto_stats {
 #define BSP_CMSG_EPOCH		1
 /* sendmsg: BSP_SEND_* flags of this message (__u32). */
 #define BSP_CMSG_SEND		2
+/*
+ * recvmsg(MSG_ERRQUEUE): a message this unconnected socket sent to another
+ * node failed; struct sock_extended_err (linux/errqueue.h) with
+ * ee_errno = EHOSTUNREACH (no progress, or no live rail, for unreach_ms),
+ * ECONNRESET (the peer closed or restarted, or this socket closed first),
+ * ee_origin = SO_EE_ORIGIN_LOCAL, ee_info = destination port,
+ * ee_data = the message's number: the n-th message this socket sent to
+ * another node (counting from 1, in the order sendmsg accepted them).
+ * msg_name is the destination; no data is returned. Connected sockets
+ * report failures through SO_ERROR (sk_err) instead.
+ */
+#define BSP_CMSG_ERR		3
 
 /* The last message this socket sends to that peer in this superstep. */
 #define BSP_SEND_LAST		0x1
@@ -281,6 +293,7 @@ enum bsp_drop_reason {
 				 * another MAC or incarnation
 				 */
 	BSP_DROP_REPLAY,	/* hello not newer than the last one heard */
+	BSP_DROP_MEM,		/* data refused: net.bsp.mem reached */
 	__BSP_DROP_MAX,
 };
 
