@@ -569,6 +569,11 @@ TEST(UdpTrust, DatagramsOfTheSameJobReplayedChangeNothing) {
     expect_exact_results(v, 2);
     EXPECT_EQ(v.udp_counter(1, "drop_auth"), 0) << v.err();
     EXPECT_EQ(v.udp_counter(1, "drop_source"), 0) << v.err();
+    // Every replayed DATA packet is a duplicate; ACKs repeat what is known.
+    long data = 0;
+    for (const auto &d : own)
+        data += d.size() > 1 && d[1] == BSPE_T_DATA;
+    EXPECT_EQ(v.udp_counter(1, "drop_dup"), data) << v.err();
 }
 
 // The stash flood with process 0's address: refused by the MAC, memory flat.
