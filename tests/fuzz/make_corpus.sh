@@ -16,7 +16,8 @@ seed() { # target name printf-format [args...]
 	printf "$@" >"$dir/$t/$n"
 }
 
-# text_parsers_fuzz: first byte = parser (0 quantity, 1 rails, 2 rendezvous, 3 node list,
+# text_parsers_fuzz: first byte = parser (0 quantity, 1 rails, 2 rendezvous, 3 reserved
+# ports and PMI2 messages,
 # 4 shell words, 5 bsprun command line with NUL-separated words).
 t=text_parsers_fuzz
 seed $t quantity '\000125M'
@@ -25,7 +26,8 @@ seed $t quantity-exp '\0001.5e3k'
 seed $t rails '\001127.0.0.1,127.0.0.2'
 seed $t rendezvous-tcp '\002tcp:[::1]:7000'
 seed $t rendezvous-unix '\002unix:/tmp/bsp.sock'
-seed $t nodelist '\003node[01-04,07],login'
+seed $t resv-ports '\00312000-12003'
+seed $t pmi2 '\003cmd=kvs-get-response;rc=0;found=TRUE;value=tcp:127.0.0.1:4;;x;'
 seed $t words '\004ssh -p 22 "{host}" '\''a b'\'' c\\ d'
 seed $t cmdline '\005-n\0004\000--hosts\000a,b\000--launch\000ssh -x {host}\000--map=block\000prog\000arg one'
 seed $t cmdline-rsh '\005--np=3\000-H\000h1\000--launch\000rsh {host} -l u\000--\000./a.out'

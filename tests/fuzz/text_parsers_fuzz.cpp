@@ -5,8 +5,9 @@
 //   1  parse_rails (BSP_UDP_RAILS, userlib/src/udp_rails.cpp): at most 8 rails, none empty;
 //   2  RendezvousAddress::parse (BSP_RENDEZVOUS, bsprun --rendezvous): to_string() of what
 //      it accepts parses back to the same address;
-//   3  first_host_of, first_reserved_port (SLURM_STEP_NODELIST, SLURM_STEP_RESV_PORTS;
-//      userlib/src/launch/slurm_step.cpp);
+//   3  first_reserved_port (SLURM_STEP_RESV_PORTS, userlib/src/launch/slurm_step.cpp), and
+//      the PMI2 message parser of the emulated slurmstepd (tests/launch/pmi2_server.cpp):
+//      what it accepts encodes and parses back to the same command;
 //   4  split_words / shell_quote (bsprun --launch, tools/bsprun/job_plan.cpp):
 //      split_words(shell_quote(w)) is exactly {w};
 //   5  bsprun's command line (parse_options, words separated by NUL bytes; --hostfile is
@@ -26,6 +27,7 @@
 
 #include "job_plan.hpp"
 #include "options.hpp"
+#include "pmi2_server.hpp"
 #include "rendezvous_address.hpp"
 #include "runtime_config.hpp"
 #include "schedule.hpp"
@@ -74,10 +76,12 @@ void rendezvous(const std::string &s) {
     }
 }
 
-void nodelist(const std::string &s) {
+void slurm(const std::string &s) {
     try {
-        if (bsp::launch::first_host_of(s).empty())
-            fail("first_host_of returned an empty host", s);
+        const auto c = pmi2::parse(s);
+        const auto m = pmi2::encode(c);
+        if (pmi2::parse(std::string_view(m).substr(pmi2::kLengthField)) != c)
+            fail("a PMI2 message did not encode and parse back to itself", s);
     } catch (const std::invalid_argument &) {
     }
     try {
@@ -132,7 +136,7 @@ void command_line(const std::string &s) {
         o.nprocs = 8;  // planning more processes checks nothing more, only slower
     bsprun::JobPlan plan;
     try {
-        plan = bsprun::plan_job(o, "unix:/tmp/fuzz.sock", "token", "/tmp/a dir");
+        plan = bsprun::plan_job(o, "unix:/tmp/fuzz.sock", "/tmp/a dir");
     } catch (const bsprun::UsageError &) {
         return;  // an unterminated quote in --launch
     }
@@ -163,7 +167,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             rendezvous(s);
             break;
         case 3:
-            nodelist(s);
+            slurm(s);
             break;
         case 4:
             words(s);

@@ -1,5 +1,7 @@
 // bsprun end to end: jobs of the probe program (tests/launch/launch_probe.cpp).
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -7,12 +9,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "process_harness.hpp"
+#include "rendezvous_address.hpp"
 
 namespace {
 
@@ -202,7 +208,8 @@ TEST(Bsprun, ShowPrintsTheCommandsAndRunsNothing) {
     expect_clean(r);
     EXPECT_EQ(r.status, 0);
     EXPECT_FALSE(std::filesystem::exists(marker));
-    std::regex want(R"(BSP_PID=(\d) BSP_NPROCS=2 BSP_JOB=[0-9a-f]{32} )"
+    // The job secret is never shown (nor on any command line).
+    std::regex want(R"(BSP_PID=(\d) BSP_NPROCS=2 )"
                     R"(BSP_RENDEZVOUS=unix:\S+/bsprun\.XXXXXX/control /usr/bin/touch \S+)");
     auto lines = sorted_lines(r.out);
     ASSERT_EQ(lines.size(), 2u);
@@ -218,7 +225,7 @@ TEST(Bsprun, ShowPrintsTheCommandsAndRunsNothing) {
     EXPECT_EQ(r.status, 0);
     lines = sorted_lines(r.out);
     ASSERT_EQ(lines.size(), 3u);
-    std::regex netns(R"(ip netns exec (n\d) env BSP_PID=(\d) BSP_NPROCS=3 BSP_JOB=[0-9a-f]{32} )"
+    std::regex netns(R"(ip netns exec (n\d) env BSP_PID=(\d) BSP_NPROCS=3 )"
                      R"(BSP_RENDEZVOUS=unix:\S+ BSP_HOST=(n\d) prog 'a b')");
     const char *hosts[] = {"n0", "n1", "n0"};
     for (const auto &l : lines) {
@@ -333,6 +340,265 @@ TEST(Bsprun, SshLaunchQuotesTheRemoteCommand) {
         EXPECT_NE(r.err.find(std::string("rendezvous tcp:") + name + ":"), std::string::npos)
             << r.err;
     }
+}
+
+// Over ssh the job secret travels on ssh's standard input: no command line of any process
+// of the job shows it (checked by a scan of /proc as the job's own user, which does find it
+// in the processes' environments), and a `nobody` process scanning /proc finds it nowhere
+// and cannot join.
+TEST(Bsprun, SshJobSecretIsOnNoCommandLineAndNobodyCannotJoin) {
+    std::string ssh = std::string(LAUNCH_TEST_SOURCE_DIR) + "/fake_ssh/ssh {host}";
+    std::string gate =
+        std::filesystem::temp_directory_path() / ("bsprun-gate-" + std::to_string(::getpid()));
+    std::filesystem::remove(gate);
+    std::string secret;
+    std::optional<Result> control;
+    std::optional<Result> nobody;
+    bool skipped = false;
+    Spec s{bsprun({"-n", "3", "--hosts", "h1,h2", "--launch", ssh, "--rendezvous", "tcp:127.0.0.1",
+                   PROBE_PATH, "hold", gate})};
+    s.signal_when = [&](const std::string &out) {
+        auto lines = sorted_lines(out);
+        if (control || lines.size() < 3) {
+            return false;
+        }
+        std::regex holding(R"(process (\d): holding ([0-9a-f]{32}) session (\d+))");
+        std::set<std::string> secrets, sessions;
+        for (const auto &l : lines) {
+            std::smatch m;
+            if (std::regex_match(l, m, holding)) {
+                secrets.insert(m[2]);
+                sessions.insert(m[3]);
+            }
+        }
+        EXPECT_EQ(secrets.size(), 1u) << out;  // one secret, the same in every process
+        EXPECT_EQ(sessions.size(), 1u) << out;
+        if (secrets.size() == 1 && sessions.size() == 1) {
+            secret = *secrets.begin();
+            control = run({{INTRUDER_PATH, "--session", *sessions.begin(), "--no-join"}});
+            nobody = launch_test::run_intruder_as_nobody({"--session", *sessions.begin()});
+            skipped = !nobody;
+        }
+        std::FILE *f = std::fopen(gate.c_str(), "w");
+        if (f != nullptr) {
+            std::fclose(f);
+        }
+        return false;
+    };
+    Result r = run(s, std::chrono::seconds(60));
+    std::filesystem::remove(gate);
+    expect_clean(r);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> done;
+    for (int p = 0; p < 3; ++p) {
+        done.push_back("process " + std::to_string(p) + ": done");
+    }
+    std::vector<std::string> ended;
+    for (const auto &l : sorted_lines(r.out)) {
+        if (l.ends_with(": done")) {
+            ended.push_back(l);
+        }
+    }
+    EXPECT_EQ(ended, done);
+    ASSERT_TRUE(control.has_value());
+    ASSERT_EQ(secret.size(), 32u);
+    // As the job's user: the secret is in the environment of the processes (the scan
+    // works), in no command line.
+    EXPECT_NE(control->out.find("found " + secret + " in environ of"), std::string::npos)
+        << control->out;
+    EXPECT_EQ(control->out.find("found " + secret + " in cmdline"), std::string::npos)
+        << control->out;
+    if (skipped) {
+        GTEST_SKIP() << "not root: cannot run the intruder as nobody";
+    }
+    ASSERT_TRUE(nobody.has_value());
+    EXPECT_EQ(nobody->status, 0) << nobody->err;
+    EXPECT_EQ(nobody->out.find("found"), std::string::npos) << nobody->out;
+    EXPECT_NE(nobody->out.find("readable environ: 0\n"), std::string::npos) << nobody->out;
+    std::regex join(R"(join tcp:127\.0\.0\.1:\d+: (.*))");
+    int attempts = 0;
+    for (const auto &l : sorted_lines(nobody->out)) {
+        std::smatch m;
+        if (std::regex_match(l, m, join)) {
+            ++attempts;
+            EXPECT_EQ(m[1],
+                      "refused (1) it is the coordinator of another job (job token mismatch)");
+        }
+    }
+    EXPECT_EQ(attempts, 1) << nobody->out;
+}
+
+// A free TCP port of 127.0.0.1 (free for the moment).
+int free_port() {
+    auto l = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:127.0.0.1:0"));
+    return bsp::launch::bound_tcp_port(l.get());
+}
+
+bsp::launch::UniqueFd connect_port(int port) {
+    return bsp::launch::connect_to(
+        bsp::launch::RendezvousAddress::parse("tcp:127.0.0.1:" + std::to_string(port)),
+        std::chrono::steady_clock::now() + std::chrono::seconds(20));
+}
+
+void touch(const std::string &path) {
+    std::FILE *f = std::fopen(path.c_str(), "w");
+    if (f != nullptr) {
+        std::fclose(f);
+    }
+}
+
+std::vector<std::string> gather_lines(int p, int rounds) {
+    std::vector<std::string> want;
+    for (int i = 0; i < p; ++i) {
+        want.push_back("process " + std::to_string(i) + " of " + std::to_string(p) + ": " +
+                       std::to_string(rounds) + " rounds ok");
+    }
+    return want;
+}
+
+// A job whose processes join once `attack` (run on a thread while bsprun runs, given its
+// rendezvous port) has returned; its bsprun's peak RSS and CPU time, and those of the same
+// job without attack.
+struct Flood {
+    Result attacked, baseline;
+};
+
+// What bsprun says about the baseline's one connection (that only checks it listens).
+const std::string kProbedOnce =
+    "bsprun: refused a control connection that is not from this job (it closed the "
+    "connection before its hello)\n";
+
+Flood run_under_attack(const std::function<void(int port)> &attack,
+                       std::optional<unsigned long> nofile = std::nullopt) {
+    std::string gate =
+        std::filesystem::temp_directory_path() / ("bsprun-flood-" + std::to_string(::getpid()));
+    Flood f;
+    for (bool attacked : {false, true}) {
+        std::filesystem::remove(gate);
+        int port = free_port();
+        Spec s{bsprun({"-n", "2", "--rendezvous", "tcp:127.0.0.1:" + std::to_string(port),
+                       PROBE_PATH, "joinafter", gate})};
+        s.nofile = nofile;
+        std::thread attacker([&] {
+            if (attacked) {
+                attack(port);
+            } else {
+                connect_port(port);  // bsprun listens: the baseline job may start
+            }
+            touch(gate);
+        });
+        Result r = run(s, std::chrono::seconds(120));
+        attacker.join();
+        std::filesystem::remove(gate);
+        (attacked ? f.attacked : f.baseline) = r;
+    }
+    return f;
+}
+
+// Four connections each announce a 63 MiB frame before any hello (issue: bsprun grew from
+// 3.4 MB to 316 MB). Before its hello a connection may send only what a hello needs: each
+// is refused at its header, the job completes, bsprun's memory stays where it was.
+TEST(Bsprun, RendezvousRefusesLargeFramesBeforeTheHello) {
+    constexpr std::uint32_t kAnnounced = 63u << 20;
+    Flood f = run_under_attack([](int port) {
+        std::vector<char> chunk(1 << 20, 'A');
+        for (int i = 0; i < 4; ++i) {
+            auto fd = connect_port(port);
+            std::uint32_t header[2] = {htonl(1), htonl(kAnnounced)};
+            ::send(fd.get(), header, sizeof header, MSG_NOSIGNAL);
+            for (std::uint32_t sent = 0; sent < kAnnounced;) {
+                ssize_t n = ::send(fd.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL);
+                if (n <= 0) {
+                    break;  // refused: bsprun closed the connection
+                }
+                sent += static_cast<std::uint32_t>(n);
+            }
+        }
+    });
+    std::printf(
+        "63 MiB frames: bsprun peak RSS %ld KiB (without attack %ld KiB), CPU %ld ms "
+        "(without attack %ld ms)\n",
+        f.attacked.max_rss_kib, f.baseline.max_rss_kib, f.attacked.cpu_ms, f.baseline.cpu_ms);
+    for (const Result *r : {&f.baseline, &f.attacked}) {
+        expect_clean(*r);
+        EXPECT_EQ(r->status, 0) << r->err;
+        EXPECT_EQ(sorted_lines(r->out), gather_lines(2, 3));
+    }
+    EXPECT_EQ(f.baseline.err, kProbedOnce);
+    EXPECT_EQ(f.attacked.err,
+              "bsprun: refused a control connection that is not from this job (control protocol: "
+              "message of 66060288 bytes exceeds the limit of 272)\n"
+              "bsprun: refused 3 more control connections that are not from this job\n");
+    // Nothing of the 252 MiB announced is kept: at most 16 MiB more than without attack.
+    EXPECT_LE(f.attacked.max_rss_kib, f.baseline.max_rss_kib + 16 * 1024);
+}
+
+// 70 connections that never say hello, under a limit of 64 descriptors (issue: 92% CPU,
+// the job's processes failed). At most 32 wait at once (the oldest makes room for a new
+// one), out of descriptors accept() backs off instead of spinning: the job completes, all
+// 70 are refused, bsprun's CPU time stays that of a quiet job.
+TEST(Bsprun, RendezvousSurvivesIdleConnectionsUnderADescriptorLimit) {
+    std::vector<bsp::launch::UniqueFd> held;
+    Flood f = run_under_attack(
+        [&held](int port) {
+            held.clear();
+            for (int i = 0; i < 70; ++i) {
+                held.push_back(connect_port(port));
+            }
+            // Idle for a while before the processes join (a spinning accept loop would burn
+            // this time on a CPU).
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        },
+        64);
+    held.clear();
+    std::printf(
+        "70 idle connections: bsprun peak RSS %ld KiB (without attack %ld KiB), CPU "
+        "%ld ms (without attack %ld ms)\n",
+        f.attacked.max_rss_kib, f.baseline.max_rss_kib, f.attacked.cpu_ms, f.baseline.cpu_ms);
+    for (const Result *r : {&f.baseline, &f.attacked}) {
+        expect_clean(*r);
+        EXPECT_EQ(r->status, 0) << r->err;
+        EXPECT_EQ(sorted_lines(r->out), gather_lines(2, 3));
+    }
+    EXPECT_EQ(f.baseline.err, kProbedOnce);
+    EXPECT_EQ(f.attacked.err,
+              "bsprun: refused a control connection that is not from this job (closed to make "
+              "room: at most 32 connections may wait for their hello)\n"
+              "bsprun: refused 69 more control connections that are not from this job\n");
+    EXPECT_LE(f.attacked.max_rss_kib, f.baseline.max_rss_kib + 16 * 1024);
+    // 1.5 s of idle attack: a spinning accept loop would add about that much CPU time.
+    EXPECT_LE(f.attacked.cpu_ms, f.baseline.cpu_ms + 500);
+}
+
+// The same with only 20 descriptors: accept() fails with EMFILE long before 32 strangers
+// wait; each time the oldest stranger makes room. The job completes, all 70 are refused.
+TEST(Bsprun, RendezvousMakesRoomWhenOutOfDescriptors) {
+    std::vector<bsp::launch::UniqueFd> held;
+    Flood f = run_under_attack(
+        [&held](int port) {
+            held.clear();
+            for (int i = 0; i < 70; ++i) {
+                held.push_back(connect_port(port));
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        },
+        20);
+    held.clear();
+    std::printf(
+        "70 idle connections, 20 descriptors: bsprun peak RSS %ld KiB (without attack "
+        "%ld KiB), CPU %ld ms (without attack %ld ms)\n",
+        f.attacked.max_rss_kib, f.baseline.max_rss_kib, f.attacked.cpu_ms, f.baseline.cpu_ms);
+    for (const Result *r : {&f.baseline, &f.attacked}) {
+        expect_clean(*r);
+        EXPECT_EQ(r->status, 0) << r->err;
+        EXPECT_EQ(sorted_lines(r->out), gather_lines(2, 3));
+    }
+    EXPECT_EQ(f.baseline.err, kProbedOnce);
+    EXPECT_EQ(f.attacked.err,
+              "bsprun: refused a control connection that is not from this job (closed to make "
+              "room: out of file descriptors)\n"
+              "bsprun: refused 69 more control connections that are not from this job\n");
+    EXPECT_LE(f.attacked.cpu_ms, f.baseline.cpu_ms + 500);
 }
 
 TEST(Bsprun, TimeLimitEndsTheJob) {

@@ -327,4 +327,60 @@ TEST_F(CoordinatorTest, ListenerStaysOpenForLateProcessesAfterATeardown) {
     EXPECT_EQ(status_of(*m), 124u);
 }
 
+// Connections through the listener that never join: closed when they wait for their hello
+// longer than hello_timeout, the oldest closed when more than max_unauthenticated wait,
+// every one counted; the job goes on.
+TEST_F(CoordinatorTest, StrangersAreTimedOutAndLimited) {
+    make(2);
+    std::string path =
+        std::filesystem::temp_directory_path() / ("coord-strangers-" + std::to_string(::getpid()));
+    auto address = RendezvousAddress::parse("unix:" + path);
+    coordinator->set_listener(listen_on(address));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    std::vector<FakeProcess> strangers;
+    for (int i = 0; i < 40; ++i) {
+        strangers.emplace_back(connect_to(address, deadline));
+        pump();
+    }
+    ::unlink(path.c_str());
+    EXPECT_EQ(coordinator->unauthenticated_count(), 32);
+    EXPECT_EQ(coordinator->refused_count(), 8);
+    for (int i = 0; i < 40; ++i) {
+        EXPECT_EQ(strangers[static_cast<std::size_t>(i)].closed_by_peer(), i < 8) << i;
+    }
+    // The time-out is due 10 s after the oldest waiting connection arrived.
+    auto due = coordinator->next_deadline();
+    ASSERT_TRUE(due);
+    EXPECT_LE(*due, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+    coordinator->on_time(*due + std::chrono::seconds(1));
+    EXPECT_EQ(coordinator->unauthenticated_count(), 0);
+    EXPECT_EQ(coordinator->refused_count(), 40);
+    // The job is not disturbed.
+    procs[0].hello(0, 2);
+    procs[1].hello(1, 2);
+    pump();
+    EXPECT_TRUE(coordinator->has_joined(0));
+    EXPECT_TRUE(coordinator->has_joined(1));
+    EXPECT_EQ(coordinator->state(), Coordinator::State::running);
+}
+
+// Before its hello a connection may send only what a hello needs.
+TEST_F(CoordinatorTest, LargeFrameBeforeTheHelloIsRefused) {
+    make(2);
+    std::string path =
+        std::filesystem::temp_directory_path() / ("coord-large-" + std::to_string(::getpid()));
+    auto address = RendezvousAddress::parse("unix:" + path);
+    coordinator->set_listener(listen_on(address));
+    FakeProcess stranger(
+        connect_to(address, std::chrono::steady_clock::now() + std::chrono::seconds(5)));
+    ::unlink(path.c_str());
+    pump();
+    std::vector<std::byte> big(wire::kMaxHelloBody + 1, std::byte{'t'});
+    stranger.send(wire::Type::hello, big);
+    pump();
+    EXPECT_TRUE(stranger.closed_by_peer());
+    EXPECT_EQ(coordinator->refused_count(), 1);
+    EXPECT_EQ(coordinator->state(), Coordinator::State::running);
+}
+
 }  // namespace

@@ -134,6 +134,13 @@ int main(int argc, char **argv) {
         }
         action = "gather";
     }
+    if (action == "joinafter") {  // joinafter FILE: join once FILE exists, then as gather 3
+        while (::access(args.at(1).c_str(), F_OK) != 0) {
+            ::usleep(10000);
+        }
+        args = {"gather", "3"};
+        action = "gather";
+    }
     if (action == "latejoin") {  // latejoin S: process 0 joins S seconds after the others
         const char *me = std::getenv("BSP_PID");
         if (me != nullptr && std::atoi(me) == 0) {
@@ -346,6 +353,24 @@ int main(int argc, char **argv) {
         }
         gather_rounds(*s, 1);
         return 3;
+    }
+    if (action == "hold") {  // hold FILE: joins, prints the job secret, waits for FILE
+        gather_rounds(*s, 1);
+        auto secret = s->job_secret();
+        std::printf(
+            "process %d: holding %s session %d\n", pid,
+            std::string(reinterpret_cast<const char *>(secret.data()), secret.size()).c_str(),
+            static_cast<int>(::getsid(0)));
+        std::fflush(stdout);
+        while (::access(args.at(1).c_str(), F_OK) != 0) {
+            ::usleep(10000);
+        }
+        if (gather_rounds(*s, 2) != 0) {
+            s->abort("probe: allgather check failed");
+        }
+        s->finish();
+        std::printf("process %d: done\n", pid);
+        return 0;
     }
     if (action == "lines") {  // many lines per process, for label/interleaving checks
         for (int i = 0; i < arg(1); ++i) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -78,6 +79,17 @@ Running start(const Spec &spec) {
         ::dup2(in[0], 0);
         ::dup2(out[1], 1);
         ::dup2(err[1], 2);
+        if (spec.pass_fd >= 0) {
+            if (spec.pass_fd == 3) {
+                ::fcntl(3, F_SETFD, 0);
+            } else {
+                ::dup2(spec.pass_fd, 3);  // without close-on-exec
+            }
+        }
+        if (spec.nofile) {
+            rlimit files{*spec.nofile, *spec.nofile};
+            ::setrlimit(RLIMIT_NOFILE, &files);
+        }
         ::execve(argv[0], argv.data(), envp.data());
         ::_exit(127);
     }
@@ -226,9 +238,13 @@ std::vector<Result> run_all(const std::vector<Spec> &specs, std::chrono::seconds
             }
             if (!r.exited) {
                 int ws = 0;
-                if (::waitpid(r.pid, &ws, WNOHANG) == r.pid) {
+                rusage ru{};
+                if (::wait4(r.pid, &ws, WNOHANG, &ru) == r.pid) {
                     r.exited = true;
                     results[i].status = WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
+                    results[i].max_rss_kib = ru.ru_maxrss;
+                    results[i].cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                                        (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
                 }
             }
         }
@@ -257,6 +273,28 @@ std::vector<Result> run_all(const std::vector<Spec> &specs, std::chrono::seconds
 
 Result run(const Spec &spec, std::chrono::seconds limit) {
     return run_all({spec}, limit)[0];
+}
+
+std::optional<Result> run_intruder_as_nobody(const std::vector<std::string> &args) {
+    if (::geteuid() != 0) {
+        return std::nullopt;
+    }
+    namespace fs = std::filesystem;
+    std::string dir = (fs::temp_directory_path() / "bsp-intruder.XXXXXX").string();
+    if (::mkdtemp(dir.data()) == nullptr) {
+        throw std::runtime_error("mkdtemp: " + std::string(std::strerror(errno)));
+    }
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    std::string copy = dir + "/launch_intruder";
+    fs::copy_file(INTRUDER_PATH, copy);
+    fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+    Spec s{{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", copy}};
+    s.argv.insert(s.argv.end(), args.begin(), args.end());
+    Result r = run(s);
+    fs::remove_all(dir);
+    return r;
 }
 
 std::vector<std::string> sorted_lines(const std::string &text) {

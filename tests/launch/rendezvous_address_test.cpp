@@ -1,6 +1,10 @@
 // Rendezvous addresses: parsing, printing, listening and connecting.
 #include "rendezvous_address.hpp"
+#include "job_token.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -101,6 +105,37 @@ TEST(RendezvousAddress, ConnectGivesUpAtTheDeadline) {
     } catch (const std::system_error &e) {
         EXPECT_EQ(e.code().value(), ENOENT);
     }
+}
+
+// A TCP rendezvous binds only the address it is given, never every interface.
+TEST(RendezvousAddress, TcpListenerBindsOnlyItsAddress) {
+    auto l = bsp::launch::listen_on(RendezvousAddress::parse("tcp:127.0.0.1:0"));
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    ASSERT_EQ(::getsockname(l.get(), reinterpret_cast<sockaddr *>(&ss), &len), 0);
+    ASSERT_EQ(ss.ss_family, AF_INET);
+    EXPECT_EQ(ntohl(reinterpret_cast<sockaddr_in *>(&ss)->sin_addr.s_addr), INADDR_LOOPBACK);
+    // An address this machine does not have (TEST-NET-1) cannot be bound.
+    try {
+        bsp::launch::listen_on(RendezvousAddress::parse("tcp:192.0.2.1:0"));
+        FAIL() << "bound an address of another machine";
+    } catch (const std::system_error &e) {
+        EXPECT_EQ(e.code().value(), EADDRNOTAVAIL);
+        EXPECT_NE(std::string(e.what()).find("not an address of this machine"), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(JobToken, SameTokenComparesWholeTokens) {
+    EXPECT_TRUE(bsp::launch::same_token("0123456789abcdef", "0123456789abcdef"));
+    EXPECT_FALSE(bsp::launch::same_token("0123456789abcdef", "0123456789abcdee"));
+    EXPECT_FALSE(bsp::launch::same_token("1123456789abcdef", "0123456789abcdef"));
+    EXPECT_FALSE(bsp::launch::same_token("0123456789abcdef", "0123456789abcde"));
+    EXPECT_FALSE(bsp::launch::same_token("", "x"));
+    EXPECT_TRUE(bsp::launch::same_token("", ""));
+    auto t = bsp::launch::make_job_token();
+    EXPECT_EQ(t.size(), 32u);
+    EXPECT_NE(t, bsp::launch::make_job_token());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Session::join_from_environment under Slurm, emulated: the test starts the P tasks
-// itself with the variables srun would set.
+// itself with the variables srun --mpi=pmi2 would set, and serves their PMI2 requests
+// (pmi2_server.hpp) as slurmstepd would.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -7,13 +8,16 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "pmi2_server.hpp"
 #include "process_harness.hpp"
 #include "rendezvous_address.hpp"
-#include "slurm_step.hpp"
 
 namespace {
 
@@ -22,7 +26,7 @@ using launch_test::run_all;
 using launch_test::sorted_lines;
 using launch_test::Spec;
 
-// A job id per test run, so that the derived ports of concurrent runs differ.
+// A job id per test run (nothing may depend on it: two runs may get the same).
 unsigned long fresh_job_id() {
     static std::mt19937_64 rng(
         static_cast<unsigned long>(::getpid()) ^
@@ -30,7 +34,9 @@ unsigned long fresh_job_id() {
     return 100000 + rng() % 900000;
 }
 
-std::vector<Spec> tasks(int ntasks, std::vector<std::string> probe_args,
+// The tasks of an srun --mpi=pmi2 step: each gets its PMI_FD from the emulated slurmstepd
+// (pmi2_server.hpp) and the variables srun sets. pmi == nullptr: a step without PMI.
+std::vector<Spec> tasks(pmi2::Server *pmi, int ntasks, std::vector<std::string> probe_args,
                         std::vector<std::string> extra_env = {}, int started = -1,
                         unsigned long job = fresh_job_id()) {
     std::vector<Spec> specs;
@@ -42,8 +48,14 @@ std::vector<Spec> tasks(int ntasks, std::vector<std::string> probe_args,
                  "SLURM_NTASKS=" + std::to_string(ntasks),
                  "SLURM_JOB_ID=" + std::to_string(job),
                  "SLURM_STEP_ID=0",
-                 "SLURM_STEP_NODELIST=localhost,otherhost[01-04]",
-                 "SLURM_JOB_NODELIST=localhost,otherhost[01-04]"};
+                 "SLURM_STEP_NUM_NODES=1",
+                 "SLURM_STEP_NODELIST=localhost",
+                 "SLURM_JOB_NODELIST=localhost"};
+        if (pmi != nullptr) {
+            s.pass_fd = pmi->task_fd(i);
+            auto pmi_env = pmi->task_environment(i);
+            s.env.insert(s.env.end(), pmi_env.begin(), pmi_env.end());
+        }
         s.env.insert(s.env.end(), extra_env.begin(), extra_env.end());
         specs.push_back(s);
     }
@@ -61,7 +73,8 @@ void expect_clean(const std::vector<Result> &results) {
 TEST(SlurmEmulation, AllgatherWithOneToEightTasks) {
     for (int p = 1; p <= 8; ++p) {
         SCOPED_TRACE("P=" + std::to_string(p));
-        auto results = run_all(tasks(p, {"gather", "3"}));
+        pmi2::Server pmi(p, "77.0");
+        auto results = run_all(tasks(&pmi, p, {"gather", "3"}));
         expect_clean(results);
         for (int i = 0; i < p; ++i) {
             const Result &r = results[static_cast<std::size_t>(i)];
@@ -74,7 +87,8 @@ TEST(SlurmEmulation, AllgatherWithOneToEightTasks) {
 }
 
 TEST(SlurmEmulation, AbortEndsEveryTaskWithOneMessage) {
-    auto results = run_all(tasks(4, {"abort", "2"}));
+    pmi2::Server pmi(4, "77.0");
+    auto results = run_all(tasks(&pmi, 4, {"abort", "2"}));
     expect_clean(results);
     std::string all_err;
     for (const auto &r : results) {
@@ -86,7 +100,8 @@ TEST(SlurmEmulation, AbortEndsEveryTaskWithOneMessage) {
 }
 
 TEST(SlurmEmulation, DeadTaskEndsTheJob) {
-    auto results = run_all(tasks(3, {"kill", "2"}));
+    pmi2::Server pmi(3, "77.0");
+    auto results = run_all(tasks(&pmi, 3, {"kill", "2"}));
     expect_clean(results);
     EXPECT_EQ(results[2].status, 128 + SIGKILL);
     EXPECT_EQ(results[0].status, 1);
@@ -97,77 +112,103 @@ TEST(SlurmEmulation, DeadTaskEndsTheJob) {
     EXPECT_EQ(results[1].err, "");
 }
 
-TEST(SlurmEmulation, SingleTaskNeedsNoPort) {
-    // The derived port is taken by someone else: a one-task step does not care.
-    auto specs = tasks(1, {"gather", "2"}, {"BSP_RENDEZVOUS=tcp:localhost:1"});
+TEST(SlurmEmulation, SingleTaskNeedsNoPortAndNoPmi) {
+    // A one-task step has nobody to wire up with: it neither listens nor needs PMI2.
+    auto specs = tasks(nullptr, 1, {"gather", "2"}, {"BSP_RENDEZVOUS=tcp:localhost:1"});
     auto results = run_all(specs);
     expect_clean(results);
     EXPECT_EQ(results[0].status, 0) << results[0].err;
     EXPECT_EQ(results[0].out, "process 0 of 1: 2 rounds ok\n");
 }
 
+// Without Slurm's PMI2 the tasks of a step cannot share a secret: a clear error, never a
+// rendezvous derived from the job's ids.
+TEST(SlurmEmulation, WithoutPmiIsAClearError) {
+    auto results = run_all(tasks(nullptr, 2, {"gather", "1"}));
+    expect_clean(results);
+    for (const auto &r : results) {
+        EXPECT_EQ(r.status, 2);
+        EXPECT_EQ(r.err,
+                  "launch_probe: bsp: started by Slurm (SLURM_STEP_ID is set) without Slurm's "
+                  "PMI2: PMI_FD is not set, so the tasks cannot exchange the job's address and "
+                  "secret (run the step with srun --mpi=pmi2, or set MpiDefault=pmi2 in "
+                  "slurm.conf)\n");
+    }
+}
+
+// Task 0 publishes its address and a fresh secret through the PMI2 key-value space: a
+// loopback address (one-node step) on a port the kernel chose, 32 random hex digits. Two
+// steps of the same job id get different secrets, and nothing about either can be derived
+// from the job's ids.
+TEST(SlurmEmulation, AddressAndSecretComeFromPmi) {
+    unsigned long job = fresh_job_id();
+    std::map<std::string, std::string> kvs[2];
+    for (int step = 0; step < 2; ++step) {
+        pmi2::Server pmi(3, std::to_string(job) + ".0");
+        auto results = run_all(tasks(&pmi, 3, {"gather", "2"}, {}, -1, job));
+        expect_clean(results);
+        for (int i = 0; i < 3; ++i) {
+            const Result &r = results[static_cast<std::size_t>(i)];
+            EXPECT_EQ(r.status, 0) << r.err;
+            EXPECT_EQ(r.out, "process " + std::to_string(i) + " of 3: 2 rounds ok\n");
+        }
+        kvs[step] = pmi.kvs();
+        // Every task initialized, fenced once and finalized; task 0 put two keys, the
+        // others got them.
+        auto log = pmi.log();
+        for (int i = 0; i < 3; ++i) {
+            std::vector<std::string> want = {"init", "fullinit"};
+            if (i == 0) {
+                want.insert(want.end(), {"kvs-put", "kvs-put", "kvs-fence"});
+            } else {
+                want.insert(want.end(), {"kvs-fence", "kvs-get", "kvs-get"});
+            }
+            want.push_back("finalize");
+            std::vector<std::string> got;
+            for (const auto &l : log) {
+                if (l.starts_with(std::to_string(i) + " ")) {
+                    got.push_back(l.substr(l.find(' ') + 1));
+                }
+            }
+            EXPECT_EQ(got, want) << "task " << i;
+        }
+    }
+    for (const auto &k : kvs) {
+        ASSERT_EQ(k.size(), 2u);
+        EXPECT_TRUE(std::regex_match(k.at("bsp-job"), std::regex("[0-9a-f]{32}")))
+            << k.at("bsp-job");
+        EXPECT_TRUE(std::regex_match(k.at("bsp-rendezvous"), std::regex(R"(tcp:127\.0\.0\.1:\d+)")))
+            << k.at("bsp-rendezvous");
+        EXPECT_EQ(k.at("bsp-job").find(std::to_string(job)), std::string::npos);
+    }
+    EXPECT_NE(kvs[0].at("bsp-job"), kvs[1].at("bsp-job"));
+}
+
 TEST(SlurmEmulation, TakenPortIsAClearError) {
     // Task 0 alone: it must fail at once, naming the address.
-    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:x:0"));
+    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:127.0.0.1:0"));
     int port = bsp::launch::bound_tcp_port(holder.get());
-    auto results = run_all(
-        tasks(2, {"gather", "1"}, {"BSP_RENDEZVOUS=tcp:localhost:" + std::to_string(port)}, 1));
+    pmi2::Server pmi(2, "77.0");
+    auto results = run_all(tasks(&pmi, 2, {"gather", "1"},
+                                 {"BSP_RENDEZVOUS=tcp:127.0.0.1:" + std::to_string(port)}, 1));
     expect_clean(results);
     EXPECT_EQ(results[0].status, 2);
     EXPECT_EQ(results[0].err,
               "launch_probe: bsp: Slurm task 0 cannot listen for the job at "
-              "tcp:localhost:" +
+              "tcp:127.0.0.1:" +
                   std::to_string(port) +
-                  " (set BSP_RENDEZVOUS to choose another address): bind TCP "
-                  "port " +
-                  std::to_string(port) + ": Address already in use\n");
-}
-
-// Two steps on one node whose job ids give the same derived port. The first step's task 0
-// listens there; the second step's task 0 finds the port taken, its task 1 reaches the
-// first step's coordinator, which refuses it (another job token). Both fail at once with an
-// error that says what to do; the first step is not disturbed.
-TEST(SlurmEmulation, DerivedPortCollisionIsAClearError) {
-    unsigned long job = fresh_job_id();
-    unsigned long other = job + bsp::launch::kSlurmPortModulus;
-    int port = bsp::launch::slurm_rendezvous_port(job, 0);
-    ASSERT_EQ(port, bsp::launch::slurm_rendezvous_port(other, 0));
-    // The first step's task 1 joins 3 s late, so its coordinator listens all that time;
-    // the second step's task 0 starts listening 1 s late, after the first step's.
-    auto first = tasks(2, {"joinlate", "1", "3"}, {}, -1, job);
-    auto second = tasks(2, {"joinlate", "0", "1"}, {}, -1, other);
-    auto results = run_all({first[0], first[1], second[0], second[1]});
-    expect_clean(results);
-    for (int i : {0, 1}) {
-        EXPECT_EQ(results[static_cast<std::size_t>(i)].status, 0);
-        EXPECT_EQ(results[static_cast<std::size_t>(i)].out,
-                  "process " + std::to_string(i) + " of 2: 1 rounds ok\n");
-    }
-    EXPECT_EQ(results[0].err, "bsp: refused a control connection that is not from this job\n");
-    EXPECT_EQ(results[1].err, "");
-    const std::string hint =
-        "; another job step uses the port derived from its Slurm job and step ids: give this "
-        "step a free one with BSP_RENDEZVOUS=tcp:HOST:PORT, or let Slurm reserve ports for it "
-        "(srun --resv-ports, or MpiParams=ports=... in slurm.conf)\n";
-    const std::string address = "tcp:localhost:" + std::to_string(port);
-    EXPECT_EQ(results[2].status, 2);
-    EXPECT_EQ(results[2].err, "launch_probe: bsp: Slurm task 0 cannot listen for the job at " +
-                                  address + ": bind TCP port " + std::to_string(port) +
-                                  ": Address already in use" + hint);
-    EXPECT_EQ(results[3].status, 2);
-    EXPECT_EQ(results[3].err, "launch_probe: bsp: process 1: the job coordinator at " + address +
-                                  " refused this process: it is the coordinator of another job "
-                                  "(job token mismatch)" +
-                                  hint);
+                  " (set BSP_RENDEZVOUS to choose another address): bind TCP port " +
+                  std::to_string(port) + " of 127.0.0.1: Address already in use\n");
 }
 
 // With SLURM_STEP_RESV_PORTS the step listens on the first port Slurm reserved for it.
 TEST(SlurmEmulation, ReservedPortIsUsed) {
-    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:x:0"));
+    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:127.0.0.1:0"));
     int port = bsp::launch::bound_tcp_port(holder.get());
     holder.reset();  // a free port (for the moment), as Slurm would reserve one
+    pmi2::Server pmi(3, "77.0");
     auto specs =
-        tasks(3, {"gather", "2"},
+        tasks(&pmi, 3, {"gather", "2"},
               {"SLURM_STEP_RESV_PORTS=" + std::to_string(port) + "-" + std::to_string(port + 1)});
     auto results = run_all(specs);
     expect_clean(results);
@@ -176,28 +217,111 @@ TEST(SlurmEmulation, ReservedPortIsUsed) {
         EXPECT_EQ(r.status, 0) << r.err;
         EXPECT_EQ(r.out, "process " + std::to_string(i) + " of 3: 2 rounds ok\n");
     }
+    EXPECT_EQ(pmi.kvs().at("bsp-rendezvous"), "tcp:127.0.0.1:" + std::to_string(port));
+}
+
+// A `nobody` process cannot join a step: it can read neither the secret (in the PMI2
+// key-value space and the tasks' environments, never on a command line) nor guess it (it
+// is not derived from the job's ids); its hellos are refused and the step goes on.
+TEST(SlurmEmulation, NobodyCannotJoin) {
+    std::string gate =
+        std::filesystem::temp_directory_path() / ("bsp-slurm-gate-" + std::to_string(::getpid()));
+    std::filesystem::remove(gate);
+    unsigned long job = fresh_job_id();
+    pmi2::Server pmi(2, std::to_string(job) + ".0");
+    auto specs = tasks(&pmi, 2, {"hold", gate}, {}, -1, job);
+    std::string sessions[2];
+    std::optional<Result> nobody;
+    bool skipped = false, asked = false;
+    for (int i = 0; i < 2; ++i) {
+        specs[static_cast<std::size_t>(i)].signal_when = [&, i](const std::string &out) {
+            std::smatch m;
+            std::regex holding(R"(process \d: holding [0-9a-f]{32} session (\d+)\n)");
+            if (sessions[i].empty() && std::regex_match(out, m, holding)) {
+                sessions[i] = m[1];
+            }
+            if (!asked && !sessions[0].empty() && !sessions[1].empty()) {
+                asked = true;
+                nobody = launch_test::run_intruder_as_nobody(
+                    {"--session", sessions[0], "--session", sessions[1], "--at",
+                     pmi.kvs().at("bsp-rendezvous"), "--nprocs", "2", "--guess",
+                     "slurm-" + std::to_string(job) + ".0"});
+                skipped = !nobody;
+                std::FILE *f = std::fopen(gate.c_str(), "w");
+                if (f != nullptr) {
+                    std::fclose(f);
+                }
+            }
+            return false;
+        };
+    }
+    auto results = run_all(specs, std::chrono::seconds(60));
+    std::filesystem::remove(gate);
+    expect_clean(results);
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(results[static_cast<std::size_t>(i)].status, 0)
+            << results[static_cast<std::size_t>(i)].err;
+    }
+    EXPECT_TRUE(results[0].out.ends_with("process 0: done\n")) << results[0].out;
+    EXPECT_TRUE(results[1].out.ends_with("process 1: done\n")) << results[1].out;
+    EXPECT_EQ(results[1].err, "");
+    ASSERT_TRUE(asked);
+    if (skipped) {
+        GTEST_SKIP() << "not root: cannot run the intruder as nobody";
+    }
+    ASSERT_TRUE(nobody.has_value());
+    EXPECT_EQ(nobody->out.find("found"), std::string::npos) << nobody->out;
+    EXPECT_NE(nobody->out.find("readable environ: 0\n"), std::string::npos) << nobody->out;
+    // Two tries (a random guess and the token of the old derivation), both refused.
+    std::regex join(R"(join tcp:127\.0\.0\.1:\d+: (.*))");
+    int attempts = 0;
+    for (const auto &l : sorted_lines(nobody->out)) {
+        std::smatch m;
+        if (std::regex_match(l, m, join)) {
+            ++attempts;
+            EXPECT_EQ(m[1],
+                      "refused (1) it is the coordinator of another job (job token mismatch)");
+        }
+    }
+    EXPECT_EQ(attempts, 2) << nobody->out;
+    EXPECT_EQ(results[0].err,
+              "bsp: refused a control connection that is not from this job\n"
+              "bsp: refused 1 more control connection that is not from this job\n");
 }
 
 TEST(SlurmEmulation, ListenerThatIsNotACoordinatorIsAClearError) {
-    // Something else listens at the address: the task must not wait for ever.
-    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:x:0"));
+    // Something else listens at the address task 0 published: the task must not wait for
+    // ever.
+    auto holder = bsp::launch::listen_on(bsp::launch::RendezvousAddress::parse("tcp:127.0.0.1:0"));
     int port = bsp::launch::bound_tcp_port(holder.get());
-    auto specs =
-        tasks(2, {"gather", "1"},
-              {"BSP_RENDEZVOUS=tcp:localhost:" + std::to_string(port), "BSP_JOIN_TIMEOUT=0.3"});
+    std::string address = "tcp:127.0.0.1:" + std::to_string(port);
+    pmi2::Server pmi(2, "77.0");
+    // Task 0 is the emulation itself: it put a foreign address and a secret, and fences.
+    int fd = pmi.task_fd(0);
+    auto send = [fd](const pmi2::Command &c) {
+        std::string m = pmi2::encode(c);
+        ASSERT_EQ(::write(fd, m.data(), m.size()), static_cast<ssize_t>(m.size()));
+    };
+    std::string init = "cmd=init pmi_version=2 pmi_subversion=0\n";
+    ASSERT_EQ(::write(fd, init.data(), init.size()), static_cast<ssize_t>(init.size()));
+    send({"fullinit", {{"pmijobid", "77.0"}, {"pmirank", "0"}, {"threaded", "FALSE"}}});
+    send({"kvs-put", {{"key", "bsp-rendezvous"}, {"value", address}}});
+    send({"kvs-put", {{"key", "bsp-job"}, {"value", "0123456789abcdef0123456789abcdef"}}});
+    send({"kvs-fence", {}});
+    auto specs = tasks(&pmi, 2, {"gather", "1"}, {"BSP_JOIN_TIMEOUT=0.3"});
     auto results = run_all({specs[1]});
     expect_clean(results);
     EXPECT_EQ(results[0].status, 2);
     EXPECT_EQ(results[0].err,
-              "launch_probe: bsp: process 1: no answer from the job coordinator at "
-              "tcp:localhost:" +
-                  std::to_string(port) + " (is something else listening there?)\n");
+              "launch_probe: bsp: process 1: no answer from the job coordinator at " + address +
+                  " (is something else listening there?)\n");
 }
 
 TEST(SlurmEmulation, RendezvousOverrideWithAUnixSocket) {
     std::string path = std::filesystem::temp_directory_path() /
                        ("bsp-slurm-" + std::to_string(::getpid()) + ".sock");
-    auto results = run_all(tasks(3, {"gather", "2"}, {"BSP_RENDEZVOUS=unix:" + path}));
+    pmi2::Server pmi(3, "77.0");
+    auto results = run_all(tasks(&pmi, 3, {"gather", "2"}, {"BSP_RENDEZVOUS=unix:" + path}));
     std::filesystem::remove(path);
     expect_clean(results);
     for (const auto &r : results) {
@@ -207,7 +331,19 @@ TEST(SlurmEmulation, RendezvousOverrideWithAUnixSocket) {
 
 TEST(SlurmEmulation, MissingTasksAreReportedAfterTheJoinTimeout) {
     // Only task 0 starts (it joins its own coordinator at once).
-    auto results = run_all(tasks(3, {"gather", "1"}, {"BSP_JOIN_TIMEOUT=0.5"}, 1));
+    pmi2::Server pmi(3, "77.0");
+    // Tasks 1 and 2 pass the fence (emulated) but never join.
+    for (int i : {1, 2}) {
+        int fd = pmi.task_fd(i);
+        std::string m =
+            "cmd=init pmi_version=2 pmi_subversion=0\n" +
+            pmi2::encode(
+                {"fullinit",
+                 {{"pmijobid", "77.0"}, {"pmirank", std::to_string(i)}, {"threaded", "FALSE"}}}) +
+            pmi2::encode({"kvs-fence", {}});
+        ASSERT_EQ(::write(fd, m.data(), m.size()), static_cast<ssize_t>(m.size()));
+    }
+    auto results = run_all(tasks(&pmi, 3, {"gather", "1"}, {"BSP_JOIN_TIMEOUT=0.5"}, 1));
     expect_clean(results);
     EXPECT_EQ(results[0].status, 1);
     EXPECT_EQ(results[0].err,

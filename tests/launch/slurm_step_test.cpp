@@ -1,4 +1,4 @@
-// Slurm variables: host list, derived port, SlurmStep::from_environment.
+// Slurm variables: reserved ports, SlurmStep::from_environment.
 #include "slurm_step.hpp"
 
 #include <gtest/gtest.h>
@@ -11,55 +11,6 @@
 namespace {
 
 using namespace bsp::launch;
-
-TEST(SlurmHostList, FirstHost) {
-    EXPECT_EQ(first_host_of("node07"), "node07");
-    EXPECT_EQ(first_host_of("node[03-05,9],login1"), "node03");
-    EXPECT_EQ(first_host_of("login1,node[03-05]"), "login1");
-    EXPECT_EQ(first_host_of("rack[1-2]-n[7,9]"), "rack1-n7");
-    EXPECT_EQ(first_host_of("n[007]"), "n007");
-    EXPECT_EQ(first_host_of("a[10-12]b"), "a10b");
-}
-
-TEST(SlurmHostList, MalformedListsAreErrors) {
-    for (const char *bad : {"", ",a", "n[1-2", "n]1", "n[]", "n[x-y]"}) {
-        EXPECT_THROW(first_host_of(bad), std::invalid_argument) << bad;
-    }
-}
-
-TEST(SlurmPort, DerivedFromJobAndStep) {
-    EXPECT_EQ(slurm_rendezvous_port(1234, 0), 20723);  // 10000 + 78976 mod 22751
-    EXPECT_EQ(slurm_rendezvous_port(1234, 1), 20724);
-    EXPECT_EQ(slurm_rendezvous_port(0, 0), 10000);
-    EXPECT_EQ(slurm_rendezvous_port(355, 30), 32750);  // 64*355+30 = 22750
-    EXPECT_EQ(slurm_rendezvous_port(355, 31), 10000);
-    // Large ids do not overflow 64 * job_id.
-    EXPECT_EQ(slurm_rendezvous_port(UINT64_MAX, 0),
-              10000 + (64 * (UINT64_MAX % kSlurmPortModulus)) % kSlurmPortModulus);
-}
-
-// The old modulus 22768 = 16 * 1423 gave jobs 1423 apart the same port. Now steps 0..63 of
-// any 355 consecutive job ids all get different ports, and steps 0 of two jobs share one
-// only when the ids differ by a multiple of 22751.
-TEST(SlurmPort, NoCollisionsAmongNearbyJobs) {
-    for (std::uint64_t base : {0ull, 1ull, 1000ull, 123456789ull}) {
-        std::set<std::uint16_t> seen;
-        for (std::uint64_t job = base; job < base + 355; ++job) {
-            for (std::uint64_t step = 0; step < 64; ++step) {
-                auto port = slurm_rendezvous_port(job, step);
-                EXPECT_GE(port, 10000);
-                EXPECT_LE(port, 32750);
-                EXPECT_TRUE(seen.insert(port).second) << "job " << job << " step " << step;
-            }
-        }
-    }
-    EXPECT_NE(slurm_rendezvous_port(5000, 0), slurm_rendezvous_port(5000 + 1423, 0));
-    EXPECT_NE(slurm_rendezvous_port(5000, 0), slurm_rendezvous_port(5000 + 16 * 1423, 0));
-    for (std::uint64_t k = 1; k < kSlurmPortModulus; ++k) {
-        ASSERT_NE(slurm_rendezvous_port(5000, 0), slurm_rendezvous_port(5000 + k, 0)) << k;
-    }
-    EXPECT_EQ(slurm_rendezvous_port(5000, 0), slurm_rendezvous_port(5000 + kSlurmPortModulus, 0));
-}
 
 TEST(SlurmPort, FirstReservedPort) {
     EXPECT_EQ(first_reserved_port("12000-12003"), 12000);
@@ -78,7 +29,8 @@ class SlurmEnvironment : public ::testing::Test {
         for (const char *v :
              {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS", "SLURM_JOB_ID", "SLURM_JOBID",
               "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST",
-              "SLURM_NODELIST", "SLURM_STEP_RESV_PORTS", "BSP_RENDEZVOUS"}) {
+              "SLURM_NODELIST", "SLURM_STEP_RESV_PORTS", "BSP_RENDEZVOUS", "SLURM_STEP_NUM_NODES",
+              "SLURM_NNODES", "SLURMD_NODENAME"}) {
             ::unsetenv(v);
         }
     }
@@ -105,14 +57,22 @@ TEST_F(SlurmEnvironment, StepVariables) {
     EXPECT_EQ(s->ntasks, 4) << "the step's task count wins over the job's";
     EXPECT_EQ(s->job_id, 1234u);
     EXPECT_EQ(s->step_id, 1u);
-    EXPECT_EQ(s->token, "slurm-1234.1");
-    EXPECT_EQ(s->rendezvous.to_string(), "tcp:cn05:20724");
-    EXPECT_EQ(s->source, SlurmStep::Source::derived);
+    // One node: task 0 listens on loopback only, on a port the kernel picks.
+    EXPECT_EQ(s->nodes, 1);
+    EXPECT_EQ(s->rendezvous.to_string(), "tcp:127.0.0.1:0");
+    EXPECT_EQ(s->source, SlurmStep::Source::own_node);
 
-    // A port Slurm reserved for the step wins over the derived one.
+    // Several nodes: on this node's address (SLURMD_NODENAME).
+    ::setenv("SLURM_STEP_NUM_NODES", "2", 1);
+    ::setenv("SLURMD_NODENAME", "cn06", 1);
+    s = SlurmStep::from_environment();
+    EXPECT_EQ(s->nodes, 2);
+    EXPECT_EQ(s->rendezvous.to_string(), "tcp:cn06:0");
+
+    // A port Slurm reserved for the step is used.
     ::setenv("SLURM_STEP_RESV_PORTS", "12031-12032", 1);
     s = SlurmStep::from_environment();
-    EXPECT_EQ(s->rendezvous.to_string(), "tcp:cn05:12031");
+    EXPECT_EQ(s->rendezvous.to_string(), "tcp:cn06:12031");
     EXPECT_EQ(s->source, SlurmStep::Source::reserved);
     ::setenv("SLURM_STEP_RESV_PORTS", "none", 1);
     try {
@@ -138,11 +98,14 @@ TEST_F(SlurmEnvironment, BadValuesAreErrors) {
     ::setenv("SLURM_NTASKS", "2", 1);
     EXPECT_THROW(SlurmStep::from_environment(), std::runtime_error);  // no SLURM_JOB_ID
     ::setenv("SLURM_JOB_ID", "9", 1);
-    EXPECT_THROW(SlurmStep::from_environment(), std::runtime_error);  // no node list
-    ::setenv("SLURM_STEP_NODELIST", "n[1-", 1);
+    EXPECT_EQ(SlurmStep::from_environment()->rendezvous.to_string(), "tcp:127.0.0.1:0");
+    ::setenv("SLURM_STEP_NUM_NODES", "3", 1);  // more nodes than tasks
     EXPECT_THROW(SlurmStep::from_environment(), std::runtime_error);
-    ::setenv("SLURM_STEP_NODELIST", "n[1-2]", 1);
-    EXPECT_EQ(SlurmStep::from_environment()->rendezvous.to_string(), "tcp:n1:10576");
+    ::setenv("SLURM_STEP_NUM_NODES", "x", 1);
+    EXPECT_THROW(SlurmStep::from_environment(), std::runtime_error);
+    ::setenv("SLURM_STEP_NUM_NODES", "2", 1);
+    ::setenv("SLURMD_NODENAME", "n1", 1);
+    EXPECT_EQ(SlurmStep::from_environment()->rendezvous.to_string(), "tcp:n1:0");
     ::setenv("SLURM_PROCID", "2", 1);
     EXPECT_THROW(SlurmStep::from_environment(), std::runtime_error);
 }

@@ -129,8 +129,7 @@ std::size_t host_index(int pid, int nprocs, std::size_t hosts, Mapping mapping) 
     return static_cast<std::size_t>(pid) * hosts / static_cast<std::size_t>(nprocs);
 }
 
-JobPlan plan_job(const Options &options, const std::string &rendezvous, const std::string &token,
-                 const std::string &cwd) {
+JobPlan plan_job(const Options &options, const std::string &rendezvous, const std::string &cwd) {
     JobPlan plan;
     std::vector<std::string> prefix = launch_words(options);
     plan.remote_shell = is_remote_shell(prefix);
@@ -144,7 +143,6 @@ JobPlan plan_job(const Options &options, const std::string &rendezvous, const st
         std::vector<std::string> vars = {
             std::string(env::kPid) + "=" + std::to_string(pid),
             std::string(env::kNprocs) + "=" + std::to_string(options.nprocs),
-            std::string(env::kJob) + "=" + token,
             std::string(env::kRendezvous) + "=" + rendezvous,
         };
         if (!hosts.empty()) {
@@ -162,14 +160,17 @@ JobPlan plan_job(const Options &options, const std::string &rendezvous, const st
                 p.argv.push_back(substitute(w, p.host, pid));
             }
             if (plan.remote_shell) {
-                // ssh joins its arguments with spaces for the remote shell: quote them.
-                std::string remote = "cd " + shell_quote(cwd) + " 2>/dev/null; exec env";
+                // ssh joins its arguments with spaces for the remote shell: quote them. The
+                // job secret is the first line of the standard input (never in an argv).
+                std::string remote = "cd " + shell_quote(cwd) + " 2>/dev/null; " +
+                                     std::string(kReadSecret) + " && exec env";
                 for (const auto &v : vars) {
                     remote += " " + shell_quote(v);
                 }
                 for (const auto &w : options.command) {
                     remote += " " + shell_quote(w);
                 }
+                remote += std::string("; ") + kNoSecret;
                 p.argv.push_back(remote);
             } else {
                 p.argv.push_back("env");

@@ -18,7 +18,9 @@ struct ProcessCommand {
 
 struct JobPlan {
     std::vector<ProcessCommand> processes;
-    bool remote_shell = false;  // the launch prefix is ssh/rsh: the command is quoted
+    // The launch prefix is ssh/rsh: the command is quoted, and the job secret is the first
+    // line of each process's standard input.
+    bool remote_shell = false;
 };
 
 // Where the processes find the coordinator, as chosen by the options: "unix" or "tcp".
@@ -33,10 +35,18 @@ std::string shell_quote(std::string_view word);
 // The host-list entry of process pid (round-robin or block).
 std::size_t host_index(int pid, int nprocs, std::size_t hosts, Mapping mapping);
 
-// rendezvous: the address the processes connect to; token: the job token; cwd: the
-// directory remote processes change to.
-JobPlan plan_job(const Options &options, const std::string &rendezvous, const std::string &token,
-                 const std::string &cwd);
+// What the remote shell runs before the program: reads the job secret from the first line
+// of its standard input into BSP_JOB (Documentation/launch.rst, "The job secret"), and what
+// it runs when there is none.
+inline constexpr const char *kReadSecret = "read -r BSP_JOB && export BSP_JOB";
+inline constexpr const char *kNoSecret =
+    "echo 'bsp: no job secret on the standard input of the remote shell' >&2; exit 1";
+
+// rendezvous: the address the processes connect to; cwd: the directory remote processes
+// change to. The job secret is not part of the plan: bsprun gives it to each process
+// through its environment (direct start, launch prefix) or on the standard input of a
+// remote shell (ssh, rsh), never on a command line.
+JobPlan plan_job(const Options &options, const std::string &rendezvous, const std::string &cwd);
 
 // One line for --show / -v: the environment assignments (direct start) and the argv,
 // shell-quoted.

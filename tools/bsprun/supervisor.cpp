@@ -100,7 +100,9 @@ std::string Supervisor::open_rendezvous() {
     RendezvousAddress address;
     if (tcp) {
         address.kind = RendezvousAddress::Kind::tcp;
-        address.host = hostname();
+        // Only the address the processes need: loopback when every process runs on this
+        // machine (no host list, no launch prefix), else this machine's host name.
+        address.host = options_.hosts.empty() && !options_.launch ? "127.0.0.1" : hostname();
         if (choice != "tcp") {
             if (!choice.starts_with("tcp:")) {
                 throw UsageError("--rendezvous '" + choice +
@@ -156,8 +158,6 @@ std::string Supervisor::open_rendezvous() {
     }
     listener_ = bsp::launch::listen_on(address);
     socket_path_ = address.path;
-    // Processes in other network namespaces or under other users connect by path.
-    ::chmod(socket_path_.c_str(), 0666);
     return address.to_string();
 }
 
@@ -175,7 +175,7 @@ void Supervisor::remove_rendezvous() {
 int Supervisor::run() {
     token_ = bsp::launch::make_job_token();
     std::string rendezvous = open_rendezvous();
-    JobPlan plan = plan_job(options_, rendezvous, token_, current_directory());
+    JobPlan plan = plan_job(options_, rendezvous, current_directory());
     if (options_.show) {
         for (const auto &p : plan.processes) {
             std::cout << show_line(p) << "\n";
@@ -222,6 +222,7 @@ int Supervisor::run() {
         deadline_ = Clock::now() +
                     std::chrono::milliseconds(static_cast<long long>(*options_.timeout * 1000));
     }
+    remote_shell_ = plan.remote_shell;
     start_all(plan);
     loop();
     if (outcome_) {
@@ -252,11 +253,19 @@ void Supervisor::start_all(const JobPlan &plan) {
     }
     for (auto &child : children_) {
         UniqueFd in;
-        if (child.command.pid == 0 && forward_stdin_) {
+        if (remote_shell_ || (child.command.pid == 0 && forward_stdin_)) {
             auto [r, w] = make_pipe();
             in = std::move(r);
-            stdin_pipe_ = std::move(w);
-            ::fcntl(stdin_pipe_.get(), F_SETFL, O_NONBLOCK);
+            if (remote_shell_) {
+                // The job secret travels as the first line of the remote shell's standard
+                // input (ssh forwards it over its encrypted channel): never in an argv.
+                // A pipe holds far more than one line: this write does not block.
+                write_all(w.get(), token_ + "\n");
+            }
+            if (child.command.pid == 0 && forward_stdin_) {
+                stdin_pipe_ = std::move(w);
+                ::fcntl(stdin_pipe_.get(), F_SETFL, O_NONBLOCK);
+            }
         } else {
             in.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
             if (!in) {
@@ -273,11 +282,18 @@ bool Supervisor::start(Child &child, UniqueFd stdin_fd) {
     auto [out_r, out_w] = make_pipe();
     auto [err_r, err_w] = make_pipe();
     auto [exec_r, exec_w] = make_pipe();
+    std::vector<std::string> add_env = child.command.env;
+    if (!remote_shell_) {
+        // The job secret is in the process's environment (readable only by its user),
+        // never on a command line; a remote shell gets it on its standard input instead.
+        add_env.push_back(std::string(bsp::launch::env::kJob) + "=" + token_);
+    }
     std::vector<std::string> env_strings;
     for (char **e = environ; *e != nullptr; ++e) {
         std::string_view v(*e);
-        bool replaced = false;
-        for (const auto &add : child.command.env) {
+        // An inherited BSP_JOB (bsprun started by a BSP process) never goes on.
+        bool replaced = v.starts_with(std::string(bsp::launch::env::kJob) + "=");
+        for (const auto &add : add_env) {
             if (v.substr(0, v.find('=') + 1) == add.substr(0, add.find('=') + 1)) {
                 replaced = true;
             }
@@ -286,7 +302,7 @@ bool Supervisor::start(Child &child, UniqueFd stdin_fd) {
             env_strings.emplace_back(v);
         }
     }
-    env_strings.insert(env_strings.end(), child.command.env.begin(), child.command.env.end());
+    env_strings.insert(env_strings.end(), add_env.begin(), add_env.end());
     std::vector<char *> envp, argv;
     for (auto &s : env_strings) {
         envp.push_back(s.data());

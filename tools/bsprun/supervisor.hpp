@@ -54,6 +54,7 @@ class Supervisor {
 
     Options options_;
     std::string token_;
+    bool remote_shell_ = false;  // the secret goes on each process's standard input
     std::unique_ptr<bsp::launch::Coordinator> coordinator_;
     bsp::launch::UniqueFd listener_;
     std::string socket_dir_, socket_path_;  // unix rendezvous to remove at the end

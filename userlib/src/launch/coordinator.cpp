@@ -4,9 +4,11 @@
 #include <sys/time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <stdexcept>
 
+#include "job_token.hpp"
 #include "rendezvous_address.hpp"
 
 namespace bsp::launch {
@@ -16,6 +18,8 @@ struct Coordinator::Connection {
     wire::Reader reader;
     int pid = -1;  // known after the hello
     bool closed = false;
+    bool stranger = false;  // came through the listener (anyone may connect there)
+    Clock::time_point since;
 };
 
 namespace {
@@ -57,16 +61,80 @@ void Coordinator::set_listener(UniqueFd listener) {
 }
 
 void Coordinator::adopt(UniqueFd connection) {
+    add(std::move(connection), false);
+}
+
+void Coordinator::add(UniqueFd connection, bool stranger) {
     bound_send_time(connection.get());
     auto c = std::make_unique<Connection>();
     c->fd = std::move(connection);
+    c->stranger = stranger;
+    c->since = Clock::now();
+    // Until the hello is accepted a connection may send only what a hello needs.
+    c->reader.limit(wire::kMaxHelloBody);
     connections_.push_back(std::move(c));
+    if (stranger && unauthenticated_count() > std::max(1, options_.max_unauthenticated)) {
+        evict_oldest_stranger("closed to make room: at most " +
+                              std::to_string(std::max(1, options_.max_unauthenticated)) +
+                              " connections may wait for their hello");
+        compact();
+    }
+}
+
+int Coordinator::unauthenticated_count() const {
+    return static_cast<int>(std::count_if(connections_.begin(), connections_.end(), [](auto &c) {
+        return !c->closed && c->stranger && c->pid < 0;
+    }));
+}
+
+bool Coordinator::evict_oldest_stranger(const std::string &why) {
+    Connection *oldest = nullptr;
+    for (auto &c : connections_) {
+        if (!c->closed && c->stranger && c->pid < 0 && (!oldest || c->since < oldest->since)) {
+            oldest = c.get();
+        }
+    }
+    if (oldest == nullptr) {
+        return false;
+    }
+    drop_stranger(*oldest, why);
+    return true;
+}
+
+void Coordinator::drop_stranger(Connection &c, const std::string &why) {
+    c.closed = true;
+    c.fd.reset();
+    report_refusal("refused a control connection that is not from this job (" + why + ")");
+}
+
+// One line for the first refusal, then at most one per report_interval; the others are
+// counted and summed up in the next line or at close_all(). A stranger cannot flood the
+// user's terminal.
+void Coordinator::report_refusal(const std::string &line) {
+    ++refused_;
+    auto now = Clock::now();
+    if (last_report_ && now - *last_report_ < options_.report_interval) {
+        ++unreported_;
+        return;
+    }
+    std::string text;
+    if (unreported_ > 0) {
+        text = options_.name + ": refused " + std::to_string(unreported_) + " more control " +
+               (unreported_ == 1 ? "connection that is" : "connections that are") +
+               " not from this job\n";
+        unreported_ = 0;
+    }
+    text += options_.name + ": " + line + "\n";
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+    last_report_ = now;
 }
 
 void Coordinator::append_pollfds(std::vector<pollfd> &fds) const {
     // After a teardown the listener stays open: a late process is told at once
-    // instead of retrying until its join time-out.
-    if (listener_) {
+    // instead of retrying until its join time-out. Out of descriptors, it is not watched
+    // for a while (accept would fail at once, again and again).
+    if (listener_ && !listen_paused_until_) {
         fds.push_back({listener_.get(), POLLIN, 0});
     }
     for (const auto &c : connections_) {
@@ -97,9 +165,29 @@ bool Coordinator::handle(const pollfd &ready) {
 }
 
 void Coordinator::accept_new() {
-    UniqueFd fd = accept_connection(listener_.get());
-    if (fd) {
-        adopt(std::move(fd));
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        UniqueFd fd = accept_connection(listener_.get());
+        if (fd) {
+            backoff_ = std::chrono::milliseconds(0);
+            add(std::move(fd), true);
+            return;
+        }
+        int err = errno;
+        if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) {
+            return;  // nothing waiting (EAGAIN), or that connection is gone already
+        }
+        // Out of descriptors: a waiting stranger makes room, else back off (10 ms doubling
+        // to 1 s) instead of being woken by the same pending connection for ever.
+        if (attempt == 0 && evict_oldest_stranger("closed to make room: out of file "
+                                                  "descriptors")) {
+            compact();
+            continue;
+        }
+        ++accept_backoffs_;
+        backoff_ = std::clamp(backoff_ * 2, std::chrono::milliseconds(10),
+                              std::chrono::milliseconds(1000));
+        listen_paused_until_ = Clock::now() + backoff_;
+        return;
     }
 }
 
@@ -121,6 +209,10 @@ void Coordinator::read_from(Connection &c) {
                 }
             }
         } catch (const std::exception &e) {
+            if (c.pid < 0 && c.stranger) {
+                drop_stranger(c, e.what());
+                return;
+            }
             if (c.pid >= 0 && state_ == State::running) {
                 tear_down_internal({c.pid, 1,
                                     options_.name + ": process " + std::to_string(c.pid) +
@@ -169,8 +261,8 @@ void Coordinator::on_hello(Connection &c, const wire::Message &m) {
     wire::Decoder d(m.body);
     std::uint32_t version = d.u32();
     if (version != wire::kVersion) {
-        std::fprintf(stderr, "%s: refused a control connection of protocol version %u\n",
-                     options_.name.c_str(), version);
+        report_refusal("refused a control connection of protocol version " +
+                       std::to_string(version));
         refuse(c, wire::Refusal::version,
                "it speaks control protocol version " + std::to_string(wire::kVersion) +
                    ", this process version " + std::to_string(version));
@@ -179,11 +271,10 @@ void Coordinator::on_hello(Connection &c, const wire::Message &m) {
     std::uint32_t pid = d.u32();
     std::uint32_t nprocs = d.u32();
     std::string token = d.string();
-    if (token != options_.token) {
+    if (!same_token(token, options_.token)) {
         // Not a process of this job (a stray or stale process, or another job that
-        // derived the same address): refuse it, this job goes on.
-        std::fprintf(stderr, "%s: refused a control connection that is not from this job\n",
-                     options_.name.c_str());
+        // reached the same address): refuse it, this job goes on.
+        report_refusal("refused a control connection that is not from this job");
         refuse(c, wire::Refusal::other_job,
                "it is the coordinator of another job (job token mismatch)");
         return;
@@ -206,6 +297,7 @@ void Coordinator::on_hello(Connection &c, const wire::Message &m) {
         return;
     }
     c.pid = static_cast<int>(pid);
+    c.reader.limit(wire::kMaxBody);
     joined_[pid] = true;
     if (!first_join_) {
         first_join_ = Clock::now();
@@ -309,6 +401,10 @@ void Coordinator::on_abort(Connection &c, const wire::Message &m) {
 }
 
 void Coordinator::lost(Connection &c) {
+    if (c.pid < 0 && c.stranger) {
+        drop_stranger(c, "it closed the connection before its hello");
+        return;
+    }
     c.closed = true;
     c.fd.reset();
     if (c.pid < 0 || state_ != State::running) {
@@ -356,7 +452,7 @@ void Coordinator::broadcast(wire::Type type, const std::vector<std::byte> &body,
     }
 }
 
-std::optional<Coordinator::Clock::time_point> Coordinator::next_deadline() const {
+std::optional<Coordinator::Clock::time_point> Coordinator::join_deadline() const {
     if (options_.join_timeout && state_ == State::running && first_join_ &&
         joined_count() < options_.nprocs) {
         return *first_join_ + *options_.join_timeout;
@@ -364,8 +460,42 @@ std::optional<Coordinator::Clock::time_point> Coordinator::next_deadline() const
     return std::nullopt;
 }
 
+std::optional<Coordinator::Clock::time_point> Coordinator::next_deadline() const {
+    auto deadline = join_deadline();
+    auto consider = [&deadline](Clock::time_point t) {
+        if (!deadline || t < *deadline) {
+            deadline = t;
+        }
+    };
+    if (listen_paused_until_) {
+        consider(*listen_paused_until_);
+    }
+    for (const auto &c : connections_) {
+        if (!c->closed && c->stranger && c->pid < 0) {
+            consider(c->since + options_.hello_timeout);
+        }
+    }
+    return deadline;
+}
+
 void Coordinator::on_time(Clock::time_point now) {
-    auto deadline = next_deadline();
+    if (listen_paused_until_ && now >= *listen_paused_until_) {
+        listen_paused_until_.reset();
+    }
+    bool dropped = false;
+    for (auto &c : connections_) {
+        if (!c->closed && c->stranger && c->pid < 0 && now >= c->since + options_.hello_timeout) {
+            auto ms = options_.hello_timeout.count();
+            drop_stranger(*c,
+                          "no hello within " + (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s"
+                                                               : std::to_string(ms) + " ms"));
+            dropped = true;
+        }
+    }
+    if (dropped) {
+        compact();
+    }
+    auto deadline = join_deadline();
     if (!deadline || now < *deadline) {
         return;
     }
@@ -413,13 +543,29 @@ bool Coordinator::connected(int pid) const {
 }
 
 bool Coordinator::quiet() const {
+    // Strangers still waiting for their hello do not keep the job's coordinator alive.
     return std::none_of(connections_.begin(), connections_.end(),
-                        [](const auto &c) { return !c->closed; });
+                        [](const auto &c) { return !c->closed && !(c->stranger && c->pid < 0); });
 }
 
 void Coordinator::close_all() {
     listener_.reset();
+    for (const auto &c : connections_) {
+        if (!c->closed && c->stranger && c->pid < 0) {
+            ++refused_;
+            ++unreported_;
+        }
+    }
     connections_.clear();
+    if (unreported_ > 0) {
+        std::string text = options_.name + ": refused " + std::to_string(unreported_) +
+                           (last_report_ ? " more" : "") + " control connection" +
+                           (unreported_ == 1 ? "" : "s") + " that " +
+                           (unreported_ == 1 ? "is" : "are") + " not from this job\n";
+        std::fputs(text.c_str(), stderr);
+        std::fflush(stderr);
+        unreported_ = 0;
+    }
 }
 
 void Coordinator::compact() {

@@ -43,6 +43,15 @@ class Coordinator {
         std::function<Outcome(int pid)> describe_loss;
         // Called once, when the job is torn down (before the processes are told).
         std::function<void(const Outcome &)> on_teardown;
+        // Connections from the listener that have not been accepted as a process of the
+        // job yet: at most this many at once (the oldest is closed to make room for a new
+        // one), each closed when no hello arrived within hello_timeout. Their first
+        // message may be at most wire::kMaxHelloBody bytes.
+        int max_unauthenticated = 32;
+        std::chrono::milliseconds hello_timeout{std::chrono::seconds(10)};
+        // Lines about refused strangers on stderr: the first, then at most one per
+        // interval; the rest are counted and summed up at close_all().
+        std::chrono::milliseconds report_interval{std::chrono::seconds(60)};
     };
 
     enum class State { running, finished, torn_down };
@@ -79,12 +88,25 @@ class Coordinator {
     bool connected(int pid) const;
     // No connection is open any more (after the end, every process has gone).
     bool quiet() const;
-    // Closes the listener and every connection.
+    // Closes the listener and every connection; a connection that never presented this
+    // job's token counts as refused. Prints the count of refusals not reported yet.
     void close_all();
+    // Connections from the listener that were closed without joining the job (wrong
+    // token or version, no or malformed hello, over the limit, left at the end).
+    long refused_count() const { return refused_; }
+    // Connections from the listener that are waiting for their hello.
+    int unauthenticated_count() const;
+    // accept() failed for lack of descriptors (EMFILE, ENFILE, ...) this many times.
+    long accept_backoffs() const { return accept_backoffs_; }
 
   private:
     struct Connection;
     void accept_new();
+    void add(UniqueFd connection, bool stranger);
+    // Closes a connection that never joined and counts (and maybe reports) it.
+    void drop_stranger(Connection &c, const std::string &why);
+    void report_refusal(const std::string &why);
+    bool evict_oldest_stranger(const std::string &why);
     void read_from(Connection &c);
     void dispatch(Connection &c, wire::Message &m);
     void on_hello(Connection &c, const wire::Message &m);
@@ -99,6 +121,7 @@ class Coordinator {
     void broadcast(wire::Type type, const std::vector<std::byte> &body, Connection *aborter);
     void tear_down_internal(const Outcome &outcome, Connection *aborter);
     Connection *by_pid(int pid) const;
+    std::optional<Clock::time_point> join_deadline() const;
     void compact();
 
     Options options_;
@@ -110,6 +133,12 @@ class Coordinator {
     std::vector<bool> finishing_;
     int finishing_count_ = 0;
     std::optional<Clock::time_point> first_join_;
+    long refused_ = 0;
+    long unreported_ = 0;
+    std::optional<Clock::time_point> last_report_;
+    std::optional<Clock::time_point> listen_paused_until_;  // out of descriptors: back off
+    std::chrono::milliseconds backoff_{0};
+    long accept_backoffs_ = 0;
     State state_ = State::running;
     std::optional<Outcome> outcome_;
 };

@@ -99,7 +99,7 @@ std::string RendezvousAddress::to_string() const {
 UniqueFd listen_on(const RendezvousAddress &address) {
     if (address.kind == RendezvousAddress::Kind::unix_path) {
         sockaddr_un sa = unix_sockaddr(address.path);
-        UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
         if (!fd) {
             throw errno_error("socket(AF_UNIX)");
         }
@@ -111,40 +111,48 @@ UniqueFd listen_on(const RendezvousAddress &address) {
         }
         return fd;
     }
-    UniqueFd fd(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    bool v6 = static_cast<bool>(fd);
-    if (v6) {
-        int zero = 0;
-        ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-    } else {
-        fd.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    // Only the address the processes connect to, never every interface: the host's own
+    // addresses (getaddrinfo), the first one that can be bound.
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo *res = nullptr;
+    std::string port = std::to_string(address.port);
+    std::string where = "TCP port " + port + " of " + address.host;
+    if (address.host.empty()) {
+        throw std::invalid_argument("listen_on: a TCP rendezvous needs the address to bind");
+    }
+    int gai = ::getaddrinfo(address.host.c_str(), port.c_str(), &hints, &res);
+    if (gai != 0) {
+        errno = gai == EAI_SYSTEM ? errno : EADDRNOTAVAIL;
+        throw std::system_error(errno, std::generic_category(),
+                                "bind " + where + " (" + ::gai_strerror(gai) + ")");
+    }
+    int last_errno = EADDRNOTAVAIL;
+    for (addrinfo *ai = res; ai != nullptr; ai = ai->ai_next) {
+        UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                             ai->ai_protocol));
         if (!fd) {
-            throw errno_error("socket(AF_INET)");
+            last_errno = errno;
+            continue;
         }
+        int one = 1;
+        ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (ai->ai_family == AF_INET6) {
+            ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        }
+        if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) < 0 || ::listen(fd.get(), 128) < 0) {
+            last_errno = errno;
+            continue;
+        }
+        ::freeaddrinfo(res);
+        return fd;
     }
-    int one = 1;
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    int rc;
-    if (v6) {
-        sockaddr_in6 sa{};
-        sa.sin6_family = AF_INET6;
-        sa.sin6_addr = in6addr_any;
-        sa.sin6_port = htons(address.port);
-        rc = ::bind(fd.get(), reinterpret_cast<sockaddr *>(&sa), sizeof sa);
-    } else {
-        sockaddr_in sa{};
-        sa.sin_family = AF_INET;
-        sa.sin_addr.s_addr = htonl(INADDR_ANY);
-        sa.sin_port = htons(address.port);
-        rc = ::bind(fd.get(), reinterpret_cast<sockaddr *>(&sa), sizeof sa);
-    }
-    if (rc < 0) {
-        throw errno_error("bind TCP port " + std::to_string(address.port));
-    }
-    if (::listen(fd.get(), 128) < 0) {
-        throw errno_error("listen on TCP port " + std::to_string(address.port));
-    }
-    return fd;
+    ::freeaddrinfo(res);
+    throw std::system_error(
+        last_errno, std::generic_category(),
+        "bind " + where + (last_errno == EADDRNOTAVAIL ? " (not an address of this machine)" : ""));
 }
 
 std::uint16_t bound_tcp_port(int listen_fd) {
@@ -221,12 +229,14 @@ UniqueFd connect_to(const RendezvousAddress &address,
 UniqueFd accept_connection(int listen_fd) {
     UniqueFd fd(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (fd) {
+        int saved = errno;
         sockaddr_storage ss{};
         socklen_t len = sizeof ss;
         if (::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&ss), &len) == 0 &&
             ss.ss_family != AF_UNIX) {
             set_nodelay(fd.get());
         }
+        errno = saved;
     }
     return fd;
 }

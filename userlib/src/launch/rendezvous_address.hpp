@@ -23,8 +23,10 @@ struct RendezvousAddress {
     std::string to_string() const;
 };
 
-// A listening stream socket (close-on-exec). For TCP the socket binds to every local
-// address; port 0 picks a free port (see bound_tcp_port). Throws std::system_error.
+// A listening stream socket (close-on-exec, non-blocking). For TCP the socket binds only
+// the host's address (the first of getaddrinfo's answers that this machine has), never
+// every interface; port 0 picks a free port (see bound_tcp_port). Throws std::system_error
+// (EADDRNOTAVAIL: the host is not an address of this machine).
 UniqueFd listen_on(const RendezvousAddress &address);
 std::uint16_t bound_tcp_port(int listen_fd);
 
@@ -33,7 +35,8 @@ std::uint16_t bound_tcp_port(int listen_fd);
 UniqueFd connect_to(const RendezvousAddress &address,
                     std::chrono::steady_clock::time_point deadline);
 
-// Accepts one connection (close-on-exec), or returns an empty fd on a transient error.
+// Accepts one connection (close-on-exec), or returns an empty fd with errno set (EAGAIN
+// when none is waiting, EMFILE/ENFILE when out of descriptors).
 UniqueFd accept_connection(int listen_fd);
 
 }  // namespace bsp::launch

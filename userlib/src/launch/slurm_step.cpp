@@ -2,6 +2,8 @@
 
 #include "launch_environment.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
@@ -33,58 +35,6 @@ std::uint64_t parse_number(const char *name, const char *value) {
 }
 
 }  // namespace
-
-std::string first_host_of(std::string_view list) {
-    // The first item ends at the first comma outside brackets.
-    int depth = 0;
-    std::size_t end = list.size();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        if (list[i] == '[') {
-            ++depth;
-        } else if (list[i] == ']') {
-            --depth;
-        } else if (list[i] == ',' && depth == 0) {
-            end = i;
-            break;
-        }
-    }
-    std::string_view item = list.substr(0, end);
-    std::string host;
-    std::size_t i = 0;
-    while (i < item.size()) {
-        if (item[i] == ']') {
-            throw std::invalid_argument("host list '" + std::string(list) + "': unbalanced ']'");
-        }
-        if (item[i] != '[') {
-            host += item[i++];
-            continue;
-        }
-        std::size_t close = item.find(']', i);
-        if (close == std::string_view::npos) {
-            throw std::invalid_argument("host list '" + std::string(list) + "': missing ']'");
-        }
-        std::string_view range = item.substr(i + 1, close - i - 1);
-        std::size_t stop = range.find_first_of(",-");
-        std::string_view low = range.substr(0, stop);
-        if (low.empty() || low.find_first_not_of("0123456789") != std::string_view::npos) {
-            throw std::invalid_argument("host list '" + std::string(list) + "': bad range [" +
-                                        std::string(range) + "]");
-        }
-        host += low;
-        i = close + 1;
-    }
-    if (host.empty()) {
-        throw std::invalid_argument("host list '" + std::string(list) + "' has no host");
-    }
-    return host;
-}
-
-std::uint16_t slurm_rendezvous_port(std::uint64_t job_id, std::uint64_t step_id) {
-    // Reduced first: 64 * job_id must not wrap around for large ids.
-    std::uint64_t v =
-        (64 * (job_id % kSlurmPortModulus) + step_id % kSlurmPortModulus) % kSlurmPortModulus;
-    return static_cast<std::uint16_t>(10000 + v);
-}
 
 std::uint16_t first_reserved_port(std::string_view ports) {
     std::size_t end = ports.find_first_of(",-");
@@ -134,7 +84,14 @@ std::optional<SlurmStep> SlurmStep::from_environment() {
         throw std::runtime_error("bsp: SLURM_PROCID=" + std::to_string(s.procid) +
                                  " is outside the " + std::to_string(s.ntasks) + " tasks");
     }
-    s.token = "slurm-" + std::to_string(s.job_id) + "." + std::to_string(s.step_id);
+    if (const char *n = first_env({"SLURM_STEP_NUM_NODES", "SLURM_NNODES"}, &name)) {
+        std::uint64_t nodes = parse_number(name, n);
+        if (nodes < 1 || nodes > ntasks_value) {
+            throw std::runtime_error(std::string("bsp: ") + name + "=" + n + " is outside 1.." +
+                                     std::to_string(ntasks_value) + " nodes");
+        }
+        s.nodes = static_cast<int>(nodes);
+    }
     if (const char *override_address = std::getenv("BSP_RENDEZVOUS")) {
         try {
             s.rendezvous = RendezvousAddress::parse(override_address);
@@ -144,18 +101,20 @@ std::optional<SlurmStep> SlurmStep::from_environment() {
         s.source = Source::variable;
         return s;
     }
-    const char *nodes =
-        first_env({"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}, &name);
-    if (nodes == nullptr) {
-        throw std::runtime_error("bsp: started by Slurm but SLURM_STEP_NODELIST is not set");
+    s.rendezvous.kind = RendezvousAddress::Kind::tcp;
+    // Only the address the other tasks need: loopback when they all run on this node.
+    if (s.nodes == 1) {
+        s.rendezvous.host = "127.0.0.1";
+    } else if (const char *node = std::getenv("SLURMD_NODENAME"); node != nullptr && *node) {
+        s.rendezvous.host = node;
+    } else {
+        char host[256] = {};
+        if (::gethostname(host, sizeof host - 1) < 0) {
+            throw std::runtime_error("bsp: Slurm task: cannot get this node's host name");
+        }
+        s.rendezvous.host = host;
     }
-    s.nodelist = nodes;
-    try {
-        s.rendezvous.kind = RendezvousAddress::Kind::tcp;
-        s.rendezvous.host = first_host_of(s.nodelist);
-    } catch (const std::invalid_argument &e) {
-        throw std::runtime_error(std::string("bsp: ") + name + ": " + e.what());
-    }
+    s.source = Source::own_node;
     if (const char *reserved = std::getenv("SLURM_STEP_RESV_PORTS")) {
         try {
             s.rendezvous.port = first_reserved_port(reserved);
@@ -163,10 +122,7 @@ std::optional<SlurmStep> SlurmStep::from_environment() {
             throw std::runtime_error(std::string("bsp: SLURM_STEP_RESV_PORTS: ") + e.what());
         }
         s.source = Source::reserved;
-        return s;
     }
-    s.rendezvous.port = slurm_rendezvous_port(s.job_id, s.step_id);
-    s.source = Source::derived;
     return s;
 }
 

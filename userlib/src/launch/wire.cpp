@@ -85,9 +85,9 @@ std::optional<Message> Reader::next() {
         type > static_cast<std::uint32_t>(Type::refused)) {
         throw std::runtime_error("control protocol: unknown message type " + std::to_string(type));
     }
-    if (len > kMaxBody) {
+    if (len > limit_) {
         throw std::runtime_error("control protocol: message of " + std::to_string(len) +
-                                 " bytes exceeds the limit");
+                                 " bytes exceeds the limit of " + std::to_string(limit_));
     }
     if (avail < kHeader + len) {
         return std::nullopt;

@@ -16,6 +16,10 @@ namespace bsp::launch::wire {
 inline constexpr std::uint32_t kVersion = 1;
 // Upper bound of one message body; allgather contributions are far smaller.
 inline constexpr std::uint32_t kMaxBody = 64u << 20;
+// Upper bound of a message body before the hello was accepted: what a hello needs
+// (version, pid, nprocs and a job token of up to kMaxToken bytes), not more.
+inline constexpr std::uint32_t kMaxToken = 256;
+inline constexpr std::uint32_t kMaxHelloBody = 16 + kMaxToken;
 
 enum class Type : std::uint32_t {
     hello = 1,      // process -> coordinator: version, pid, nprocs, job token
@@ -52,9 +56,11 @@ class Reader {
     enum class Fill { data, eof, would_block, error };
     // One non-blocking read from fd.
     Fill fill(int fd);
-    // The next complete message, if any. Throws std::runtime_error on a malformed or
-    // oversized frame.
+    // The next complete message, if any. Throws std::runtime_error on a malformed frame
+    // or one whose body is larger than the limit.
     std::optional<Message> next();
+    // The largest body next() accepts (kMaxBody unless lowered).
+    void limit(std::uint32_t max_body) { limit_ = max_body; }
     // Bytes held: received and not yet returned by next(), plus (until the next fill())
     // those of the messages returned since the last fill().
     std::size_t buffered() const { return buffer_.size(); }
@@ -62,6 +68,7 @@ class Reader {
   private:
     std::vector<std::byte> buffer_;
     std::size_t start_ = 0;
+    std::uint32_t limit_ = kMaxBody;
 };
 
 class Encoder {
