@@ -56,4 +56,4 @@ for w in $words; do
         "$(ratio "$auth" "$plain")" "$mpi" "$vs"
 done
 echo "MAC cost: time with the MAC / time without; MPI/MAC: Open MPI's time / BSPlib's with the MAC"
-echo "(above 1: BSPlib faster). The MAC alone, per packet: BENCH_DIR/mac_bench (tests/bench/mac_bench.cpp)"
+echo "(above 1: BSPlib faster). The MAC alone, per packet: BENCH_DIR/wire_mac (tests/bench/wire_mac.cpp)"
