@@ -22,6 +22,8 @@
 #include <linux/skbuff.h>
 #include <linux/wait.h>
 #include <linux/atomic.h>
+#include <linux/math64.h>
+#include <linux/timekeeping.h>
 #include <linux/siphash.h>
 #include <net/sock.h>
 #include <net/net_namespace.h>
@@ -47,6 +49,8 @@ struct bsp_net {
 	u32 node_id;
 	u32 cluster_id;
 	u32 incarnation;	/* random per namespace state, in hellos */
+	/* last socket incarnation (engine src_inc), see bsp_next_incarnation */
+	atomic_t sock_inc;
 	u32 hello_interval_ms;
 	u32 peer_timeout_ms;
 	u32 peer_expire_ms;
@@ -109,6 +113,12 @@ static inline struct bsp_net *bsp_pernet(const struct net *net)
 static inline u32 bsp_node_id(const struct bsp_net *bn)
 {
 	return READ_ONCE(bn->node_id);
+}
+
+/* Real-time clock in milliseconds, modulo 2^32 (socket incarnations). */
+static inline u32 bsp_realtime_ms(void)
+{
+	return (u32)div_u64(ktime_get_real_ns(), NSEC_PER_MSEC);
 }
 
 static inline void bsp_count_drop(struct bsp_net *bn, enum bsp_drop_reason r)

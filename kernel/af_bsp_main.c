@@ -50,10 +50,10 @@ unsigned int bsp_default_max_peers = 1024;
 module_param_named(max_peers, bsp_default_max_peers, uint, 0444);
 MODULE_PARM_DESC(max_peers, "initial net.bsp.max_peers of each namespace");
 
-unsigned int bsp_max_chans = 16;
+unsigned int bsp_max_chans = 256;
 module_param_named(max_chans, bsp_max_chans, uint, 0444);
 MODULE_PARM_DESC(max_chans,
-		 "remote endpoints one socket can talk to (engine channel table size)");
+		 "default BSP_CHANNELS: most remote sockets one socket has channels to (each allocated when first used)");
 
 unsigned int bsp_max_rails = 4;
 module_param_named(max_rails, bsp_max_rails, uint, 0444);

@@ -59,7 +59,7 @@ static void bsp_send_hello(struct bsp_net *bn, struct bsp_master *m,
 	hi.incarnation = bn->incarnation;
 	hi.hello_seq = ++bn->hello_seq[rail->index];
 	hi.interval_ms = min_t(u32, READ_ONCE(bn->hello_interval_ms), U16_MAX);
-	bspe_hello_build(skb_put(skb, BSPE_HELLO_LEN), &hi);
+	bspe_hello_build(skb_put(skb, BSPE_HELLO_LEN), &hi, NULL);
 	if (!bsp_rail_xmit(bn, rail->index, dev->broadcast, skb))
 		atomic_long_inc(&bn->hello_tx);
 }
@@ -122,7 +122,7 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 		bsp_count_drop(bn, BSP_DROP_SRC_MAC);
 		goto out;
 	}
-	err = bspe_hello_parse(skb->data, skb->len, &hi);
+	err = bspe_hello_parse(skb->data, skb->len, &hi, NULL);
 	if (err) {
 		if (err == -EPROTONOSUPPORT)
 			bsp_count_drop(bn, BSP_DROP_VERSION);

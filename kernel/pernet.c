@@ -174,6 +174,7 @@ static int __net_init bsp_net_init(struct net *net)
 	bn->node_id = get_random_u32() | 1;
 	bn->cluster_id = 0;
 	bn->incarnation = get_random_u32();
+	atomic_set(&bn->sock_inc, bsp_realtime_ms() - 1);
 	bn->hello_interval_ms = bsp_default_hello_ms;
 	bn->peer_timeout_ms = bsp_default_peer_timeout_ms;
 	bn->peer_expire_ms = bsp_default_peer_expire_ms;

@@ -157,7 +157,7 @@ static int bsp_set_expect(struct bsp_sock *bs, const struct bsp_expect *e)
 	return err;
 }
 
-/* The channel table is sized when bind creates the transport. */
+/* The channel ceiling is fixed when bind creates the transport. */
 static int bsp_set_channels(struct bsp_sock *bs, u32 val)
 {
 	int err = 0;

@@ -28,6 +28,17 @@
  * it. Order: lock_sock > bsp_transport.lock > pending.lock >
  * sk_receive_queue.lock. The peer table is read under RCU only.
  *
+ * Channel memory: the engine's fixed part is allocated at bind; each
+ * channel (one remote socket) is allocated when it opens, through
+ * bsp_cb_chan_alloc, and charged to the memory cgroup of the socket's
+ * creator and to sk_omem_alloc; BSP_CHANNELS is a ceiling on open channels.
+ * Engine calls run under a spin lock, so a channel opened in process
+ * context (send, expect) takes a spare allocated before the lock
+ * (kvmalloc, may sleep); one the engine opens for a new sender in softirq
+ * takes the spare or an atomic allocation, and a work item refills the
+ * spare. A sender gets a channel only for a frame that passed the engine's
+ * validation (bsp_cb_chan_new).
+ *
  * Lifetime: the endpoint is created at bind and settled at close
  * (bspe_fini completes whatever is left with -ECONNRESET and aborts
  * partial reassemblies); its memory is freed by the socket destructor,
@@ -39,9 +50,14 @@
 #include <linux/etherdevice.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/bsearch.h>
 
 #include "transport.h"
 #include "peer.h"
@@ -59,7 +75,12 @@ struct bsp_transport {
 	u16 max_chans;
 	u16 frag_size;			/* payload bytes per DATA frame */
 	struct sk_buff **slots;		/* [chan * msg_wnd + slot] */
-	struct bsp_endpoint *chans;	/* remote endpoint of each channel */
+	size_t chan_size;		/* bytes of one engine channel */
+	void *spare;			/* a channel's memory, ready for softirq */
+	struct bsp_endpoint *members;	/* remote group members, sorted */
+	u32 nmembers;
+	struct mem_cgroup *memcg;	/* charged for channels, or NULL */
+	struct work_struct refill;	/* allocates the next spare */
 	struct sk_buff_head txq;	/* frames to send after unlock */
 	bool flushing;			/* a context is sending txq */
 	u32 rx_epoch;			/* epoch of the frame in bspe_rx */
@@ -96,6 +117,26 @@ static u64 bsp_now(void)
 	return ktime_get_ns();
 }
 
+static int bsp_member_cmp(const void *a, const void *b)
+{
+	const struct bsp_endpoint *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (int)x->port - (int)y->port;
+}
+
+/* Under tp->lock: BSPE_CHAN_GROUP if (@node, @port) is a group member. */
+static u32 bsp_member_flags(struct bsp_transport *tp, u32 node, u16 port)
+{
+	struct bsp_endpoint key = { .node = node, .port = port };
+
+	if (!tp->nmembers)
+		return 0;
+	return bsearch(&key, tp->members, tp->nmembers, sizeof(key),
+		       bsp_member_cmp) ? BSPE_CHAN_GROUP : 0;
+}
+
 /* ---- engine callbacks: tp->lock held, bottom halves off ---- */
 
 static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
@@ -117,9 +158,7 @@ static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 		kfree_skb(skb);
 		return;
 	}
-	if (((const struct bspe_hdr *)x->hdr)->flags &
-	    htons(BSPE_F_CSUM))
-		bspe_csum_fill(pkt, pkt + BSPE_HDR_LEN, x->len);
+	bspe_seal(tp->ep, pkt, pkt + BSPE_HDR_LEN, x->len);
 	bsp_tx_cb(skb)->node = x->node;
 	bsp_tx_cb(skb)->rail = x->rail;
 	__skb_queue_tail(&tp->txq, skb);
@@ -334,6 +373,86 @@ static void bsp_cb_rail_event(void *ctx, u32 node, u8 rail, int up)
 			     tp->bs->port, rail, node, up ? "alive" : "dead");
 }
 
+/* Allocates @size bytes for a channel, charged to the socket's creator. */
+static void *bsp_chan_mem_alloc(struct bsp_transport *tp, size_t size,
+				gfp_t gfp)
+{
+	struct mem_cgroup *old = set_active_memcg(tp->memcg);
+	void *mem;
+
+	if (gfpflags_allow_blocking(gfp))
+		mem = kvmalloc(size, gfp | __GFP_ACCOUNT);
+	else
+		mem = kmalloc(size, gfp | __GFP_ACCOUNT | __GFP_NOWARN);
+	set_active_memcg(old);
+	return mem;
+}
+
+static void bsp_refill_fn(struct work_struct *work)
+{
+	struct bsp_transport *tp = container_of(work, struct bsp_transport,
+						refill);
+	void *mem = bsp_chan_mem_alloc(tp, tp->chan_size, GFP_KERNEL);
+
+	spin_lock_bh(&tp->lock);
+	if (!tp->spare && tp->ep) {
+		tp->spare = mem;
+		mem = NULL;
+	}
+	spin_unlock_bh(&tp->lock);
+	kvfree(mem);
+}
+
+static void *bsp_cb_chan_alloc(void *ctx, size_t size)
+{
+	struct bsp_transport *tp = ctx;
+	void *mem = tp->spare;
+
+	if (WARN_ON_ONCE(size != tp->chan_size))
+		return NULL;
+	if (mem) {
+		tp->spare = NULL;
+		schedule_work(&tp->refill);
+	} else {
+		mem = bsp_chan_mem_alloc(tp, size, GFP_ATOMIC);
+		if (!mem) {
+			schedule_work(&tp->refill);
+			return NULL;
+		}
+	}
+	atomic_add(size, &tp->bs->sk.sk_omem_alloc);
+	return mem;
+}
+
+static void bsp_cb_chan_free(void *ctx, void *mem, size_t size)
+{
+	struct bsp_transport *tp = ctx;
+
+	atomic_sub(size, &tp->bs->sk.sk_omem_alloc);
+	kvfree(mem);	/* deferred if vmalloc'd: bottom halves are off */
+}
+
+/*
+ * A frame that passed validation comes from a socket without a channel:
+ * the engine opens one, with the rails the peer table knows alive.
+ */
+static int bsp_cb_chan_new(void *ctx, u32 node, u16 port, void **cookie,
+			   u8 *rails)
+{
+	struct bsp_transport *tp = ctx;
+	struct bsp_peer *p;
+	u8 r, up = 0;
+
+	rcu_read_lock();
+	p = bsp_peer_lookup_rcu(tp->bn, node);
+	for (r = 0; p && r < bsp_max_rails; r++)
+		if (READ_ONCE(p->rails[r].alive))
+			up |= BIT(r);
+	rcu_read_unlock();
+	*rails = up;
+	return bsp_member_flags(tp, node, port);
+}
+
 static const struct bspe_ops bsp_engine_ops = {
 	.xmit		= bsp_cb_xmit,
 	.rx_data	= bsp_cb_rx_data,
@@ -342,6 +461,9 @@ static const struct bspe_ops bsp_engine_ops = {
 	.complete	= bsp_cb_complete,
 	.timer		= bsp_cb_timer,
 	.rail_event	= bsp_cb_rail_event,
+	.chan_alloc	= bsp_cb_chan_alloc,
+	.chan_free	= bsp_cb_chan_free,
+	.chan_new	= bsp_cb_chan_new,
 };
 
 /* ---- helpers ---- */
@@ -418,21 +540,41 @@ static void bsp_sync_rails(struct bsp_transport *tp, u32 node, u64 now)
 	rcu_read_unlock();
 }
 
+/*
+ * Process context, before tp->lock: make sure a spare channel allocation
+ * is ready, so that opening a channel under the lock need not allocate.
+ */
+static void bsp_spare_fill(struct bsp_transport *tp)
+{
+	void *mem;
+
+	if (READ_ONCE(tp->spare))
+		return;
+	mem = bsp_chan_mem_alloc(tp, tp->chan_size, GFP_KERNEL);
+	if (!mem)
+		return;	/* the open falls back to an atomic allocation */
+	spin_lock_bh(&tp->lock);
+	if (!tp->spare && tp->ep) {
+		tp->spare = mem;
+		mem = NULL;
+	}
+	spin_unlock_bh(&tp->lock);
+	kvfree(mem);
+}
+
 /* Under tp->lock: the channel to (@node, @port), opened if needed. */
 static int bsp_chan_get(struct bsp_transport *tp, u32 node, u16 port,
 			u32 flags, u64 now)
 {
 	int chan = bspe_chan_find(tp->ep, node, port);
+	bool fresh = chan < 0;
 
 	if (chan >= 0 && !flags)
 		return chan;
+	flags |= bsp_member_flags(tp, node, port);
 	chan = bspe_chan_open(tp->ep, node, port, flags, NULL);
-	if (chan >= 0 && chan < tp->max_chans) {
-		tp->chans[chan].node = node;
-		tp->chans[chan].port = port;
-		tp->chans[chan].reserved = 1;	/* in use */
+	if (chan >= 0 && fresh)
 		bsp_sync_rails(tp, node, now);
-	}
 	return chan;
 }
 
@@ -446,6 +588,27 @@ static enum hrtimer_restart bsp_timer_fn(struct hrtimer *t)
 		bspe_timer(tp->ep, bsp_now());
 	bsp_unlock_flush(tp);
 	return HRTIMER_NORESTART;
+}
+
+/*
+ * Incarnation of a new socket (Documentation/protocol.rst "Incarnations"):
+ * strictly newer, in serial arithmetic, than that of every earlier socket of
+ * the namespace, and not older than the real-time clock in milliseconds, so
+ * that a socket after a module reload is newer than those before it too.
+ */
+static u32 bsp_next_incarnation(struct bsp_net *bn)
+{
+	u32 now = bsp_realtime_ms(), old, inc;
+
+	do {
+		old = atomic_read(&bn->sock_inc);
+		inc = old + 1;
+		if ((s32)(now - inc) > 0)
+			inc = now;
+		if (!inc)
+			inc = 1;
+	} while (atomic_cmpxchg(&bn->sock_inc, old, inc) != old);
+	return inc;
 }
 
 /*
@@ -508,11 +671,13 @@ int bsp_transport_create(struct bsp_sock *bs)
 	bspe_cfg_default(&cfg);
 	cfg.node = bsp_node_id(bn);
 	cfg.port = bs->port;
+	cfg.incarnation = bsp_next_incarnation(bn);
 	cfg.nrails = bsp_max_rails;
 	cfg.flags = BSPE_CFG_AUTO_OPEN | BSPE_CFG_EXT_RCVBUF;
+	get_random_bytes(cfg.hash_key, sizeof(cfg.hash_key));
 	if (bsp_checksum)
 		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
-	cfg.max_chans = bs->chans ?: bsp_max_chans;
+	cfg.max_chans = bs->chans ?: bsp_max_chans;	/* a ceiling */
 	/* our rails and what the peers known now accept (their hellos) */
 	mtu = bsp_rails_mtu(bn);
 	peer_mtu = bsp_peers_min_mtu(bn);
@@ -534,14 +699,19 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp = kzalloc(sizeof(*tp), GFP_KERNEL_ACCOUNT);
 	if (!tp)
 		return -ENOMEM;
-	/* sized by the socket's owner (BSP_CHANNELS): charged to its cgroup */
+	/*
+	 * The engine's fixed part (12 bytes per channel of the BSP_CHANNELS
+	 * ceiling) and the reassembly slot pointers (msg_wnd per channel of
+	 * the ceiling); channels are allocated when they open.
+	 */
 	tp->mem = kvzalloc(size, GFP_KERNEL_ACCOUNT);
 	tp->slots = kvcalloc((size_t)cfg.max_chans * cfg.msg_wnd,
 			     sizeof(*tp->slots), GFP_KERNEL_ACCOUNT);
-	tp->chans = kvcalloc(cfg.max_chans, sizeof(*tp->chans),
-			     GFP_KERNEL_ACCOUNT);
-	if (!tp->mem || !tp->slots || !tp->chans)
+	if (!tp->mem || !tp->slots)
 		goto nomem;
+	tp->memcg = get_mem_cgroup_from_mm(current->mm);
+	tp->chan_size = bspe_chan_size(&cfg);
+	INIT_WORK(&tp->refill, bsp_refill_fn);
 	spin_lock_init(&tp->lock);
 	skb_queue_head_init(&tp->txq);
 	init_waitqueue_head(&tp->send_wait);
@@ -556,7 +726,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->max_chans = cfg.max_chans;
 	tp->ep = bspe_init(tp->mem, size, &cfg, &bsp_engine_ops, tp);
 	if (!tp->ep) {
-		kvfree(tp->chans);
+		mem_cgroup_put(tp->memcg);
 		kvfree(tp->slots);
 		kvfree(tp->mem);
 		kfree(tp);
@@ -565,9 +735,9 @@ int bsp_transport_create(struct bsp_sock *bs)
 	if (READ_ONCE(bs->pacing_rate))
 		bspe_set_pacing(tp->ep, bs->pacing_rate, bsp_now());
 	WRITE_ONCE(bs->tp, tp);
+	bsp_spare_fill(tp);	/* the first sender's channel, in softirq */
 	return 0;
 nomem:
-	kvfree(tp->chans);
 	kvfree(tp->slots);
 	kvfree(tp->mem);
 	kfree(tp);
@@ -578,6 +748,7 @@ void bsp_transport_close(struct bsp_sock *bs)
 {
 	struct bsp_transport *tp = bs->tp;
 	struct sock *sk = &bs->sk;
+	void *spare;
 	long linger;
 	u32 i;
 
@@ -622,15 +793,22 @@ void bsp_transport_close(struct bsp_sock *bs)
 	}
 	tp->rx_held = 0;
 	tp->over_idx = -1;
+	spare = tp->spare;
+	tp->spare = NULL;
 	__skb_queue_purge(&tp->txq);
 	spin_unlock_bh(&tp->lock);
 	hrtimer_cancel(&tp->timer);
 	del_timer_sync(&tp->reasm_timer);
+	cancel_work_sync(&tp->refill);	/* it finds tp->ep NULL: keeps nothing */
+	kvfree(spare);
 }
 
+/* After bsp_transport_close (the refill work is idle). */
 static void bsp_transport_free_tp(struct bsp_transport *tp)
 {
-	kvfree(tp->chans);
+	kvfree(tp->spare);
+	kvfree(tp->members);
+	mem_cgroup_put(tp->memcg);
 	kvfree(tp->slots);
 	kvfree(tp->mem);
 	kfree(tp);
@@ -690,7 +868,10 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 		flags |= BSPE_SEND_SYNC;
 
 	for (;;) {
-		u64 now = bsp_now();
+		u64 now;
+
+		bsp_spare_fill(tp);
+		now = bsp_now();
 
 		bsp_lock(tp);
 		if (!tp->ep) {
@@ -700,7 +881,8 @@ int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,
 		chan = bsp_chan_get(tp, node, port, 0, now);
 		if (chan < 0) {
 			bsp_unlock_flush(tp);
-			return chan == -ENOSPC ? -ENOBUFS : chan;
+			return chan == -ENOSPC || chan == -ENOMEM ? -ENOBUFS :
+			       chan;
 		}
 		bsp_cb(skb)->dst_node = node;
 		bsp_cb(skb)->seq = tp->tx_seq + 1;
@@ -781,34 +963,62 @@ u32 bsp_transport_channels(const struct bsp_transport *tp)
 	return tp->max_chans;
 }
 
+/*
+ * The group's remote members get their channels when they are first used
+ * (a send, an expectation, or a valid frame from them), with the GROUP
+ * flag; channels already open to members get it now. A group with more
+ * remote members than the channel ceiling is refused (ENOBUFS).
+ */
 int bsp_transport_set_group(struct bsp_sock *bs)
 {
 	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
 	struct bsp_transport *tp = bs->tp;
-	u64 now = bsp_now();
-	int err = 0;
-	u32 i;
+	struct bsp_endpoint *members = NULL;
+	u32 i, n = 0;
+	int chan;
 
 	if (!tp)
 		return 0;
+	if (bs->group_size) {
+		members = kvmalloc_array(bs->group_size, sizeof(*members),
+					 GFP_KERNEL_ACCOUNT);
+		if (!members)
+			return -ENOMEM;
+	}
+	for (i = 0; i < bs->group_size; i++) {
+		const struct bsp_endpoint *m = &bs->group[i];
+
+		if (m->node == BSP_NODE_LOCAL || m->node == bsp_node_id(bn))
+			continue;	/* same node: no channel */
+		members[n].node = m->node;
+		members[n].port = m->port;
+		members[n].reserved = 0;
+		n++;
+	}
+	if (n > tp->max_chans) {
+		kvfree(members);
+		return -ENOBUFS;
+	}
+	sort(members, n, sizeof(*members), bsp_member_cmp, NULL);
 	bsp_lock(tp);
 	if (tp->ep) {
+		/* the socket's epoch restarts from 0: the engine's with it */
+		bspe_group_reset(tp->ep, bsp_now());
 		bspe_set_nprocs(tp->ep, max_t(u32, bs->group_size, 1));
-		for (i = 0; i < bs->group_size && !err; i++) {
-			const struct bsp_endpoint *m = &bs->group[i];
-			int chan;
+		swap(tp->members, members);
+		tp->nmembers = n;
+		for (i = 0; i < n; i++) {
+			const struct bsp_endpoint *m = &tp->members[i];
 
-			if (m->node == BSP_NODE_LOCAL ||
-			    m->node == bsp_node_id(bn))
-				continue;	/* same node: no channel */
-			chan = bsp_chan_get(tp, m->node, m->port,
-					    BSPE_CHAN_GROUP, now);
-			if (chan < 0)
-				err = chan == -ENOSPC ? -ENOBUFS : chan;
+			chan = bspe_chan_find(tp->ep, m->node, m->port);
+			if (chan >= 0)
+				bspe_chan_open(tp->ep, m->node, m->port,
+					       BSPE_CHAN_GROUP, NULL);
 		}
 	}
 	bsp_unlock_flush(tp);
-	return err;
+	kvfree(members);	/* the previous group's */
+	return 0;
 }
 
 void bsp_transport_superstep_done(struct bsp_sock *bs, u32 epoch)
@@ -833,6 +1043,7 @@ int bsp_transport_expect(struct bsp_sock *bs, const struct bsp_expect *e)
 	if (!tp || e->peer.node == BSP_NODE_LOCAL ||
 	    e->peer.node == bsp_node_id(bn))
 		return 0;	/* local messages need no prods */
+	bsp_spare_fill(tp);
 	now = bsp_now();
 	bsp_lock(tp);
 	if (tp->ep) {
@@ -907,6 +1118,8 @@ static void bsp_proto_drop_check(void)
 	BSP_SAME_DROP(NOBUFS);
 	BSP_SAME_DROP(NOMEM);
 	BSP_SAME_DROP(DUP);
+	BSP_SAME_DROP(AUTH);
+	BSP_SAME_DROP(STALE);
 }
 
 void bsp_transport_proto_stats(struct bsp_sock *bs,
@@ -1007,9 +1220,7 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	if (tp->ep) {
 		u64 now = bsp_now();
 
-		if (h->type == BSPE_T_DATA)
-			bsp_chan_get(tp, ntohl(h->src_node),
-				     ntohs(h->src_port), 0, now);
+		/* the engine opens a channel only for a valid frame */
 		tp->rx_epoch = ntohl(h->epoch);
 		err = bspe_rx(tp->ep, rail, skb->data, skb->len, now);
 	} else {
@@ -1033,20 +1244,12 @@ void bsp_transport_node_reset(struct bsp_net *bn, u32 node)
 	hlist_for_each_entry_rcu(bs, &bn->socks, list_node) {
 		struct bsp_transport *tp = READ_ONCE(bs->tp);
 		u64 now = bsp_now();
-		int c;
 
 		if (!tp)
 			continue;
 		bsp_lock(tp);
-		for (c = 0; tp->ep && c < tp->max_chans; c++) {
-			struct bsp_endpoint *e = &tp->chans[c];
-
-			if (!e->reserved || e->node != node)
-				continue;
-			e->reserved = 0;
-			if (bspe_chan_find(tp->ep, e->node, e->port) == c)
-				bspe_chan_close(tp->ep, c, now);
-		}
+		if (tp->ep)
+			bspe_node_close(tp->ep, node, now);
 		bsp_unlock_flush(tp);
 	}
 	rcu_read_unlock();

@@ -23,10 +23,24 @@
  * and must not sleep (queue work instead).
  *
  * Memory: the engine never allocates. The caller obtains the size of the
- * state for a configuration with bspe_mem_size(), provides that much
- * zero-initialisable memory (kernel: kvzalloc) to bspe_init(), and frees it
- * after bspe_fini(). Every window and table is bounded by the configuration;
- * input beyond them is refused and counted by reason.
+ * endpoint's fixed part with bspe_mem_size() (a few hundred bytes plus a
+ * dozen bytes per possible channel: table, free list, hash buckets),
+ * provides that much memory to bspe_init(), and frees it after bspe_fini().
+ * A channel's memory (bspe_chan_size() bytes: windows, rings, reassembly
+ * bitmaps, and cfg.chan_priv bytes for the caller) is obtained through
+ * ops->chan_alloc when the channel opens and returned through
+ * ops->chan_free when it closes; cfg.max_chans is a ceiling on open
+ * channels, not a preallocation. A sender the endpoint does not know gets a
+ * channel only from a packet that passed every validation. Every window and
+ * table is bounded by the configuration; input beyond them is refused and
+ * counted by reason.
+ *
+ * Work: per packet, per timer expiry and per pacing release the engine
+ * visits only the channels concerned (lists of channels with unsettled
+ * messages and with deadlines, a FIFO of messages in submission order),
+ * never the whole table; channels are found by a hash keyed with
+ * cfg.hash_key. Rail state changes (bspe_rail_set, a rail the engine
+ * declares dead) visit every open channel.
  *
  * Payload bytes never pass through the engine on transmit: a message stays
  * owned by the caller (an opaque cookie) and the engine asks the caller to
@@ -56,6 +70,7 @@ extern "C" {
 #define BSPE_CFG_CSUM		0x01	/* set BSPE_F_CSUM on every packet sent */
 #define BSPE_CFG_REQUIRE_CSUM	0x02	/* drop received packets without checksum */
 #define BSPE_CFG_AUTO_OPEN	0x04	/* open a channel for unknown senders */
+#define BSPE_CFG_AUTH		0x08	/* MAC every packet, require it on receive */
 /*
  * The caller accounts receive memory itself (the kernel: sk_rmem_alloc):
  * cfg.rcvbuf no longer refuses messages (it still sizes the explicit-ack
@@ -72,7 +87,7 @@ extern "C" {
  * @nrails:		rails of this node (1..BSPE_MAX_RAILS); rail r of every
  *			node is on the same network.
  * @flags:		BSPE_CFG_*.
- * @max_chans:		channel table size (remote endpoints).
+ * @max_chans:		most channels (remote endpoints) open at a time.
  * @frag_size:		payload bytes per DATA packet (MTU - BSPE_HDR_LEN).
  * @snd_wnd:		per (channel, rail) send ring: packets outstanding.
  * @rcv_wnd:		per (channel, rail) receive window in sequence numbers.
@@ -93,6 +108,19 @@ extern "C" {
  *			at least L * stripe_min bytes (0: frag_size).
  * @rail_fail_probes:	unanswered timeout probes on a rail before the engine
  *			declares that rail dead for the peer node.
+ * @incarnation:	this endpoint's incarnation (never 0), carried as
+ *			src_inc: strictly newer (serial arithmetic on u32)
+ *			than that of any earlier endpoint on the same
+ *			(@node, @port) within @timewait_ns.
+ * @key:		with BSPE_CFG_AUTH, the 128-bit key of the packet MAC
+ *			(shared by every endpoint this one talks to).
+ * @timewait_ns:	how long the tombstone of a peer endpoint that closed
+ *			keeps its late frames out (TIME-WAIT).
+ * @chan_priv:		bytes the caller wants in every channel's allocation
+ *			(bspe_chan_priv()), zeroed at open; at most 65536.
+ * @hash_key:		key of the channel lookup hash (SipHash-2-4 of the
+ *			remote address): fill with random bytes, so that
+ *			nobody can pick addresses that share a bucket.
  */
 struct bspe_cfg {
 	u32	node;
@@ -118,6 +146,11 @@ struct bspe_cfg {
 	u64	prod_max_ns;
 	u64	ack_delay_ns;
 	u64	unreach_ns;
+	u64	timewait_ns;
+	u32	incarnation;
+	u32	chan_priv;
+	u8	key[BSPE_KEY_LEN];
+	u64	hash_key[2];
 };
 
 /* Reasons a received packet (or part of it) is refused; index of drops[]. */
@@ -138,6 +171,8 @@ enum bspe_drop {
 	BSPE_DROP_NOBUFS,	/* rcvbuf exhausted: only next expected accepted */
 	BSPE_DROP_NOMEM,	/* caller's rx_data refused the fragment */
 	BSPE_DROP_DUP,		/* duplicate (already received) */
+	BSPE_DROP_AUTH,		/* MAC missing, wrong, or not configured */
+	BSPE_DROP_STALE,	/* for or from an earlier incarnation */
 	BSPE_DROP_MAX,
 };
 
@@ -174,13 +209,17 @@ struct bspe_stats {
 	u64	msgs_rx;		/* messages delivered (receiver) */
 	u64	msgs_failed;		/* messages completed with an error */
 	u64	chan_closes;		/* channels freed: the peer closed */
+	u64	chan_resets;		/* channels reset: newer peer incarnation */
+	u64	chans_opened;		/* channels allocated (endpoint) */
+	u64	chan_visits;		/* channels visited by timer/push walks */
 	u64	drops[BSPE_DROP_MAX];	/* refused input by reason */
 };
 
 /*
  * struct bspe_xmit - "transmit this packet". The header is complete except
- * the checksum: if hdr has BSPE_F_CSUM the caller calls bspe_csum_fill()
- * over the header and payload before sending.
+ * the checksum or MAC: the caller seals it with bspe_seal() (or the
+ * bspe_seal_begin/update/final stream) over the header and payload before
+ * sending.
  *
  * @hdr:	BSPE_HDR_LEN header bytes, ready for the wire.
  * @node:	destination node (map to the MAC/IP of its NIC on @rail).
@@ -244,7 +283,7 @@ struct bspe_delivery {
 
 /*
  * struct bspe_ops - actions out. All callbacks are mandatory except
- * rail_event and rx_abort.
+ * rail_event, rx_abort and chan_new.
  *
  * @xmit:	transmit a packet (may drop it: loss is recovered).
  * @rx_data:	place a fragment; return 0, or a negative errno to refuse it
@@ -265,6 +304,18 @@ struct bspe_delivery {
  *		probing a rail it declared dead, every 8 timeouts, until a probe
  *		is answered on it). The rail layer may also bring it back with
  *		bspe_rail_set(.., 1) (a hello on it).
+ * @chan_alloc:	memory for a channel being opened: @size bytes
+ *		(bspe_chan_size()), aligned to 8, or NULL (the open fails with
+ *		-ENOMEM). Charge it to the endpoint's owner; it runs in every
+ *		context the engine is called in (kernel: softirq too).
+ * @chan_free:	a channel closed: return @mem (@size bytes).
+ * @chan_new:	optional. A packet that passed every validation comes from
+ *		(@node, @port), unknown to the endpoint (BSPE_CFG_AUTO_OPEN):
+ *		return BSPE_CHAN_* flags to open a channel for it, or a negative
+ *		errno to refuse (counted as BSPE_DROP_NOCHAN). @cookie and
+ *		@rails (live rails to @node, preset from other channels to it,
+ *		else all) may be changed. Without it, such channels open with no
+ *		flags.
  */
 struct bspe_ops {
 	void	(*xmit)(void *ctx, const struct bspe_xmit *x);
@@ -274,6 +325,10 @@ struct bspe_ops {
 	void	(*complete)(void *ctx, void *msg, int status);
 	void	(*timer)(void *ctx, u64 when);
 	void	(*rail_event)(void *ctx, u32 node, u8 rail, int up);
+	void	*(*chan_alloc)(void *ctx, size_t size);
+	void	(*chan_free)(void *ctx, void *mem, size_t size);
+	int	(*chan_new)(void *ctx, u32 node, u16 port, void **cookie,
+			    u8 *rails);
 };
 
 struct bspe_ep;
@@ -284,8 +339,18 @@ void bspe_cfg_default(struct bspe_cfg *cfg);
 /* Returns 0 if @cfg is usable, else -EINVAL. */
 int bspe_cfg_check(const struct bspe_cfg *cfg);
 
-/* Bytes of memory an endpoint with @cfg needs (0 if @cfg is invalid). */
+/*
+ * Bytes of memory the fixed part of an endpoint with @cfg needs (0 if @cfg
+ * is invalid): the endpoint, its channel table, free list and hash buckets.
+ */
 size_t bspe_mem_size(const struct bspe_cfg *cfg);
+
+/*
+ * Bytes of one channel's allocation (ops->chan_alloc) with @cfg, caller's
+ * chan_priv included (0 if @cfg is invalid). An endpoint with n open
+ * channels holds bspe_mem_size() + n * bspe_chan_size() bytes.
+ */
+size_t bspe_chan_size(const struct bspe_cfg *cfg);
 
 /*
  * Initialises an endpoint in @mem (@size >= bspe_mem_size(cfg), alignment
@@ -306,9 +371,22 @@ void bspe_fini(struct bspe_ep *ep);
  * Tell every peer that this endpoint closes: on each live rail of each
  * channel an ACK with BSPE_F_CLOSE that acknowledges everything received.
  * Peers settle what it acknowledges, fail what it did not with
- * -ECONNRESET and free the channel. Called just before bspe_fini().
+ * -ECONNRESET and free the channel. Called just before bspe_fini(). From
+ * then on nothing leaves the endpoint (no DATA, probe, prod or ACK) and
+ * bspe_send() returns -ESHUTDOWN.
  */
 void bspe_close_notify(struct bspe_ep *ep, u64 now);
+
+/*
+ * Seals a packet the engine handed to ops->xmit: @hdr is a copy of
+ * bspe_xmit.hdr at the start of the outgoing packet, @payload its @len
+ * payload bytes. Fills the checksum or the MAC (with the endpoint's key) as
+ * the header's flags say. The streaming form takes the payload in pieces.
+ */
+void bspe_seal(const struct bspe_ep *ep, void *hdr, const void *payload,
+	       u32 len);
+void bspe_seal_begin(const struct bspe_ep *ep, struct bspe_seal_ctx *s,
+		     void *hdr);
 
 /* Current configuration (read-only view). */
 const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep);
@@ -318,8 +396,9 @@ const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep);
 
 /*
  * Opens the channel to (@node, @port) (or returns the existing one, updating
- * its flags and cookie). Returns the channel index >= 0, -ENOSPC if the
- * table is full, -EINVAL for our own address.
+ * its flags and cookie). Returns the channel index >= 0 (0..max_chans-1,
+ * reused after a close), -ENOSPC if max_chans channels are open, -ENOMEM
+ * if ops->chan_alloc failed, -EINVAL for our own address.
  */
 int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 		   void *cookie);
@@ -327,9 +406,19 @@ int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 /* Index of the channel to (@node, @port) or -ENOENT. */
 int bspe_chan_find(const struct bspe_ep *ep, u32 node, u16 port);
 
+/* The caller's cfg.chan_priv bytes of open channel @chan, or NULL. */
+void *bspe_chan_priv(const struct bspe_ep *ep, int chan);
+
+/* Number of open channels. */
+u32 bspe_chan_count(const struct bspe_ep *ep);
+
+/* Closes every channel to @node (it restarted); returns how many. */
+u32 bspe_node_close(struct bspe_ep *ep, u32 node, u64 now);
+
 /*
  * Closes a channel: pending messages complete with -ECONNRESET, partial
- * reassemblies are aborted, the slot becomes free. Returns 0 or -EINVAL.
+ * reassemblies are aborted, its memory goes back through ops->chan_free and
+ * its index may be reused. Returns 0 or -EINVAL.
  */
 int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
 
@@ -342,7 +431,8 @@ int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
  * cookie for its bytes, passed back in xmit and complete. Returns 0 (the
  * message will be completed exactly once), -EAGAIN (msg_wnd messages already
  * queued on the channel), -EMSGSIZE (len > max_msg), -EINVAL (bad channel
- * or flags), -EHOSTUNREACH (no live rail to the node for unreach_ns).
+ * or flags), -EHOSTUNREACH (no live rail to the node for unreach_ns),
+ * -ESHUTDOWN (after bspe_close_notify()).
  */
 int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	      u64 now);
@@ -351,9 +441,10 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
  * A packet of @len bytes (starting with struct bspe_hdr, payload following
  * contiguously) arrived on @rail. Returns 0 if it was accepted, else a
  * negative errno, every refusal counted in drops[]:
- * -EBADMSG (malformed, bad checksum, misaddressed, impossible epoch),
- * -EPROTONOSUPPORT (version), -ENOENT (unknown sender): invalid, and invalid
- * input never changes engine state;
+ * -EBADMSG (malformed, bad checksum, misaddressed, wrong rail, impossible
+ * epoch), -EPROTONOSUPPORT (version), -EACCES (MAC missing or wrong),
+ * -ESTALE (for or from an earlier incarnation), -ENOENT (unknown sender):
+ * invalid, and invalid input never changes engine state;
  * -ENOBUFS (outside a window, receive buffers low), -EALREADY (duplicate),
  * or rx_data's error: a valid packet whose data was not taken; its
  * acknowledgment fields and epoch were still processed.
@@ -369,6 +460,16 @@ void bspe_timer(struct bspe_ep *ep, u64 now);
  * carry @epoch. Epochs only grow; a smaller or equal @epoch is ignored.
  */
 void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now);
+
+/*
+ * The caller's group changed (BSP_GROUP): the endpoint's epoch starts again
+ * from 0, like the caller's, and no channel is a group member any more (the
+ * caller marks the new members with bspe_chan_open(.., BSPE_CHAN_GROUP, ..)
+ * afterwards). Messages already submitted are kept; the epoch rule of the
+ * new group never settles them (its barriers say nothing about them), only
+ * acknowledgements do.
+ */
+void bspe_group_reset(struct bspe_ep *ep, u64 now);
 
 /* The reader consumed @bytes of delivered messages (frees rcvbuf). */
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now);

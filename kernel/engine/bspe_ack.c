@@ -106,19 +106,24 @@ static void bspe_foq_implicit(struct bspe_ep *ep, struct bspe_chan *ch,
 	ch->fo_count = kept;
 }
 
+/*
+ * Settles by the epoch rule. Only channels with unsettled messages are
+ * walked; settling may take @ch off that list, so the next is read first.
+ */
 void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
 {
-	u32 c, r, freed = 0;
+	struct bspe_chan *ch, *next;
+	u32 r, freed = 0;
 
 	if (epoch <= ep->peer_epoch)
 		return;
 	ep->peer_epoch = epoch;
-	for (c = 0; c < ep->cfg.max_chans; c++) {
-		struct bspe_chan *ch = &ep->chans[c];
-
+	for (ch = ep->lists[BSPE_L_SEND].first; ch; ch = next) {
 		u32 settled = 0;
 
-		if (!ch->used || !(ch->flags & BSPE_CHAN_GROUP))
+		next = ch->link[BSPE_L_SEND].next;
+		ep->st.chan_visits++;
+		if (!(ch->flags & BSPE_CHAN_GROUP))
 			continue;
 		for (r = 0; r < ep->cfg.nrails; r++) {
 			struct bspe_srail *sr = &ch->srail[r];
@@ -168,6 +173,35 @@ void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)
 	bspe_push_all(ep, now);
 }
 
+/* No epoch of any group settles what @ch sent so far: only acks will. */
+static void bspe_epoch_forget(struct bspe_ep *ep, struct bspe_chan *ch)
+{
+	u32 i, r, s;
+
+	for (i = 0; i < ch->mcount; i++)
+		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd].epoch = ~0u;
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		struct bspe_srail *sr = &ch->srail[r];
+
+		for (s = sr->snd_una; s != sr->snd_nxt; s++)
+			sr->ring[s % ep->cfg.snd_wnd].epoch = ~0u;
+	}
+}
+
+void bspe_group_reset(struct bspe_ep *ep, u64 now)
+{
+	struct bspe_chan *ch;
+
+	(void)now;
+	ep->epoch = 0;
+	ep->peer_epoch = 0;
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next) {
+		ch->flags &= (u8)~BSPE_CHAN_GROUP;
+		bspe_epoch_forget(ep, ch);
+	}
+}
+
 void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		    u16 flags, u8 rail, u8 ack_rail, u64 now)
 {
@@ -176,6 +210,8 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 	u32 i;
 
 	(void)now;
+	if (ep->closed)
+		return;
 	/*
 	 * Probes and their answers test the rail they are about, even one
 	 * believed dead (that is how a suspected rail is found alive).
@@ -227,16 +263,16 @@ void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 
 void bspe_close_notify(struct bspe_ep *ep, u64 now)
 {
-	u32 c, r;
+	struct bspe_chan *ch;
+	u32 r;
 
-	for (c = 0; c < ep->cfg.max_chans; c++) {
-		struct bspe_chan *ch = &ep->chans[c];
-
-		if (!ch->used)
-			continue;
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next) {
 		for (r = 0; r < ep->cfg.nrails; r++)
 			if (ch->rail_up & (1u << r))
 				bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_CLOSE,
 					       (u8)r, (u8)r, now);
 	}
+	/* After the CLOSEs nothing more leaves the endpoint. */
+	ep->closed = 1;
 }

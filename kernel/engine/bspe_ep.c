@@ -26,13 +26,15 @@ void bspe_cfg_default(struct bspe_cfg *cfg)
 	cfg->prod_max_ns = 1000000000;
 	cfg->ack_delay_ns = 0;
 	cfg->unreach_ns = 10000000000ULL;
+	cfg->timewait_ns = 60000000000ULL;
+	cfg->incarnation = 1;
 }
 
 int bspe_cfg_check(const struct bspe_cfg *cfg)
 {
 	if (!cfg->nrails || cfg->nrails > BSPE_MAX_RAILS)
 		return -EINVAL;
-	if (!cfg->max_chans || !cfg->frag_size)
+	if (!cfg->max_chans || !cfg->frag_size || !cfg->incarnation)
 		return -EINVAL;
 	if (cfg->snd_wnd < 2 || cfg->snd_wnd > BSPE_MAX_WND)
 		return -EINVAL;
@@ -43,6 +45,8 @@ int bspe_cfg_check(const struct bspe_cfg *cfg)
 	if (cfg->max_msg / cfg->frag_size >= BSPE_MAX_FRAGS)
 		return -EINVAL;
 	if (!cfg->sndbuf_pkts || !cfg->rcvbuf || !cfg->nprocs)
+		return -EINVAL;
+	if (cfg->chan_priv > 65536)
 		return -EINVAL;
 	if (!cfg->rtt_init_ns || !cfg->rtt_min_ns ||
 	    cfg->rtt_min_ns > cfg->rtt_max_ns || !cfg->rto_min_ns ||
@@ -65,6 +69,8 @@ struct bspe_layout {
 	size_t	sbits;		/* one reassembly bitmap */
 	size_t	foq;
 	size_t	per_chan;	/* everything of one channel but the struct */
+	size_t	chan;		/* one channel's whole allocation */
+	u32	nbuckets;
 };
 
 static u32 bspe_nfrags_max(const struct bspe_cfg *cfg)
@@ -83,6 +89,21 @@ static void bspe_layout_of(const struct bspe_cfg *cfg, struct bspe_layout *l)
 			     cfg->nrails);
 	l->per_chan = cfg->nrails * (l->ring + l->rbits) + l->msgs +
 		      l->slots + cfg->msg_wnd * l->sbits + l->foq;
+	l->chan = bspe_align8(sizeof(struct bspe_chan)) + l->per_chan +
+		  bspe_align8(cfg->chan_priv);
+	l->nbuckets = 1;
+	while (l->nbuckets < cfg->max_chans)
+		l->nbuckets <<= 1;
+}
+
+/* The endpoint's fixed part: struct, table, free list, buckets. */
+static size_t bspe_fixed_size(const struct bspe_cfg *cfg,
+			      const struct bspe_layout *l)
+{
+	return bspe_align8(sizeof(struct bspe_ep)) +
+	       bspe_align8(sizeof(struct bspe_chan *) * cfg->max_chans) +
+	       bspe_align8(sizeof(u16) * cfg->max_chans) +
+	       bspe_align8(sizeof(u16) * l->nbuckets);
 }
 
 size_t bspe_mem_size(const struct bspe_cfg *cfg)
@@ -92,9 +113,17 @@ size_t bspe_mem_size(const struct bspe_cfg *cfg)
 	if (bspe_cfg_check(cfg))
 		return 0;
 	bspe_layout_of(cfg, &l);
-	return bspe_align8(sizeof(struct bspe_ep)) +
-	       cfg->max_chans * (bspe_align8(sizeof(struct bspe_chan)) +
-				 l.per_chan);
+	return bspe_fixed_size(cfg, &l);
+}
+
+size_t bspe_chan_size(const struct bspe_cfg *cfg)
+{
+	struct bspe_layout l;
+
+	if (bspe_cfg_check(cfg))
+		return 0;
+	bspe_layout_of(cfg, &l);
+	return l.chan;
 }
 
 void bspe_update_thresh(struct bspe_ep *ep)
@@ -105,10 +134,11 @@ void bspe_update_thresh(struct bspe_ep *ep)
 	ep->ack_thresh = t ? t : 1;
 }
 
+/* Points a fresh channel's arrays into its allocation. */
 static void bspe_chan_wire(struct bspe_ep *ep, struct bspe_chan *ch,
-			   u8 **cursor, const struct bspe_layout *l)
+			   const struct bspe_layout *l)
 {
-	u8 *p = *cursor;
+	u8 *p = (u8 *)ch + bspe_align8(sizeof(*ch));
 	u32 i;
 
 	for (i = 0; i < ep->cfg.nrails; i++) {
@@ -127,7 +157,7 @@ static void bspe_chan_wire(struct bspe_ep *ep, struct bspe_chan *ch,
 	}
 	ch->foq = (struct bspe_fofrag *)p;
 	p += l->foq;
-	*cursor = p;
+	ch->priv = ep->cfg.chan_priv ? p : NULL;
 }
 
 struct bspe_ep *bspe_init(void *mem, size_t size, const struct bspe_cfg *cfg,
@@ -143,7 +173,8 @@ struct bspe_ep *bspe_init(void *mem, size_t size, const struct bspe_cfg *cfg,
 	if (!need || size < need || !mem || ((unsigned long)mem & 7))
 		return NULL;
 	if (!ops || !ops->xmit || !ops->rx_data || !ops->deliver ||
-	    !ops->complete || !ops->timer)
+	    !ops->complete || !ops->timer || !ops->chan_alloc ||
+	    !ops->chan_free)
 		return NULL;
 	memset(mem, 0, need);
 	bspe_layout_of(cfg, &l);
@@ -154,11 +185,21 @@ struct bspe_ep *bspe_init(void *mem, size_t size, const struct bspe_cfg *cfg,
 	ep->rx_frag_words = (u32)(l.sbits / 8);
 	ep->rcv_words = (u32)(l.rbits / 8);
 	ep->nfrags_max = bspe_nfrags_max(cfg);
+	ep->chan_size = l.chan;
+	ep->nbuckets = l.nbuckets;
+	ep->hash_k0 = cfg->hash_key[0];
+	ep->hash_k1 = cfg->hash_key[1];
 	p = (u8 *)mem + bspe_align8(sizeof(*ep));
-	ep->chans = (struct bspe_chan *)p;
-	p += cfg->max_chans * bspe_align8(sizeof(struct bspe_chan));
+	ep->tab = (struct bspe_chan **)p;
+	p += bspe_align8(sizeof(struct bspe_chan *) * cfg->max_chans);
+	ep->free_idx = (u16 *)p;
+	p += bspe_align8(sizeof(u16) * cfg->max_chans);
+	ep->bucket = (u16 *)p;
 	for (i = 0; i < cfg->max_chans; i++)
-		bspe_chan_wire(ep, &ep->chans[i], &p, &l);
+		ep->free_idx[i] = (u16)(cfg->max_chans - 1 - i);
+	ep->nfree = cfg->max_chans;
+	for (i = 0; i < l.nbuckets; i++)
+		ep->bucket[i] = BSPE_NIL;
 	bspe_update_thresh(ep);
 	return ep;
 }
@@ -170,9 +211,58 @@ const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep)
 
 struct bspe_chan *bspe_chan_get(struct bspe_ep *ep, int chan)
 {
-	if (chan < 0 || chan >= ep->cfg.max_chans || !ep->chans[chan].used)
+	if (chan < 0 || chan >= ep->cfg.max_chans)
 		return NULL;
-	return &ep->chans[chan];
+	return ep->tab[chan];
+}
+
+void *bspe_chan_priv(const struct bspe_ep *ep, int chan)
+{
+	if (chan < 0 || chan >= ep->cfg.max_chans || !ep->tab[chan])
+		return NULL;
+	return ep->tab[chan]->priv;
+}
+
+u32 bspe_chan_count(const struct bspe_ep *ep)
+{
+	return ep->nopen;
+}
+
+void bspe_list_add(struct bspe_ep *ep, struct bspe_chan *ch, int l)
+{
+	struct bspe_list *li = &ep->lists[l];
+	struct bspe_link *k = &ch->link[l];
+
+	if (ch->on[l])
+		return;
+	ch->on[l] = 1;
+	k->next = NULL;
+	k->prev = li->last;
+	if (li->last)
+		li->last->link[l].next = ch;
+	else
+		li->first = ch;
+	li->last = ch;
+}
+
+void bspe_list_del(struct bspe_ep *ep, struct bspe_chan *ch, int l)
+{
+	struct bspe_list *li = &ep->lists[l];
+	struct bspe_link *k = &ch->link[l];
+
+	if (!ch->on[l])
+		return;
+	ch->on[l] = 0;
+	if (k->prev)
+		k->prev->link[l].next = k->next;
+	else
+		li->first = k->next;
+	if (k->next)
+		k->next->link[l].prev = k->prev;
+	else
+		li->last = k->prev;
+	k->prev = NULL;
+	k->next = NULL;
 }
 
 u32 bspe_live_count(const struct bspe_chan *ch)
@@ -187,15 +277,68 @@ u32 bspe_live_count(const struct bspe_chan *ch)
 	return n;
 }
 
+static inline u64 bspe_rotl(u64 x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+static inline void bspe_sipround(u64 v[4])
+{
+	v[0] += v[1];
+	v[1] = bspe_rotl(v[1], 13) ^ v[0];
+	v[0] = bspe_rotl(v[0], 32);
+	v[2] += v[3];
+	v[3] = bspe_rotl(v[3], 16) ^ v[2];
+	v[0] += v[3];
+	v[3] = bspe_rotl(v[3], 21) ^ v[0];
+	v[2] += v[1];
+	v[1] = bspe_rotl(v[1], 17) ^ v[2];
+	v[2] = bspe_rotl(v[2], 32);
+}
+
+/*
+ * Bucket of (@node, @port): SipHash-2-4 keyed with cfg.hash_key of the
+ * single 64-bit word node << 16 | port (like the kernel's siphash_1u64()).
+ * Remote addresses are chosen by whoever sends the packets; without the
+ * key they cannot be chosen to fall into one bucket.
+ */
+static u32 bspe_bucket_of(const struct bspe_ep *ep, u32 node, u16 port)
+{
+	u64 m = ((u64)node << 16) | port;
+	u64 b = (u64)8 << 56;
+	u64 v[4] = {
+		0x736f6d6570736575ULL ^ ep->hash_k0,
+		0x646f72616e646f6dULL ^ ep->hash_k1,
+		0x6c7967656e657261ULL ^ ep->hash_k0,
+		0x7465646279746573ULL ^ ep->hash_k1,
+	};
+
+	v[3] ^= m;
+	bspe_sipround(v);
+	bspe_sipround(v);
+	v[0] ^= m;
+	v[3] ^= b;
+	bspe_sipround(v);
+	bspe_sipround(v);
+	v[0] ^= b;
+	v[2] ^= 0xff;
+	bspe_sipround(v);
+	bspe_sipround(v);
+	bspe_sipround(v);
+	bspe_sipround(v);
+	return (u32)(v[0] ^ v[1] ^ v[2] ^ v[3]) & (ep->nbuckets - 1);
+}
+
 int bspe_chan_find(const struct bspe_ep *ep, u32 node, u16 port)
 {
-	int i;
+	u16 i = ep->bucket[bspe_bucket_of(ep, node, port)];
 
-	for (i = 0; i < ep->cfg.max_chans; i++) {
-		const struct bspe_chan *ch = &ep->chans[i];
+	while (i != BSPE_NIL) {
+		const struct bspe_chan *ch = ep->tab[i];
 
-		if (ch->used && ch->node == node && ch->port == port)
+		if (ch->node == node && ch->port == port)
 			return i;
+		i = ch->hnext;
 	}
 	return -ENOENT;
 }
@@ -203,39 +346,41 @@ int bspe_chan_find(const struct bspe_ep *ep, u32 node, u16 port)
 /* Live rails towards @node as known by another channel to it, or all. */
 static u8 bspe_node_rails(const struct bspe_ep *ep, u32 node)
 {
-	int i;
+	const struct bspe_chan *ch;
 
-	for (i = 0; i < ep->cfg.max_chans; i++) {
-		const struct bspe_chan *ch = &ep->chans[i];
-
-		if (ch->used && ch->node == node)
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next)
+		if (ch->node == node)
 			return ch->rail_up;
-	}
 	return (u8)((1u << ep->cfg.nrails) - 1);
 }
 
-int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
-		   void *cookie)
+/* Allocates and links a new channel; returns its index or -errno. */
+static int bspe_chan_new(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
+			 void *cookie, u8 rails)
 {
+	struct bspe_layout l;
 	struct bspe_chan *ch;
-	int i = bspe_chan_find(ep, node, port);
+	u32 b;
+	u16 i;
 
-	if (node == ep->cfg.node && port == ep->cfg.port)
-		return -EINVAL;
-	if (flags & ~BSPE_CHAN_GROUP)
-		return -EINVAL;
-	if (i >= 0) {
-		ep->chans[i].flags = (u8)flags;
-		ep->chans[i].cookie = cookie;
-		return i;
-	}
-	for (i = 0; i < ep->cfg.max_chans; i++)
-		if (!ep->chans[i].used)
-			break;
-	if (i == ep->cfg.max_chans)
+	if (!ep->nfree)
 		return -ENOSPC;
-	ch = &ep->chans[i];
-	ch->rail_up = bspe_node_rails(ep, node);
+	ch = ep->ops->chan_alloc(ep->ctx, ep->chan_size);
+	if (!ch)
+		return -ENOMEM;
+	memset(ch, 0, ep->chan_size);
+	bspe_layout_of(&ep->cfg, &l);
+	bspe_chan_wire(ep, ch, &l);
+	i = ep->free_idx[--ep->nfree];
+	ep->tab[i] = ch;
+	ep->nopen++;
+	ep->st.chans_opened++;
+	b = bspe_bucket_of(ep, node, port);
+	ch->idx = i;
+	ch->hnext = ep->bucket[b];
+	ep->bucket[b] = i;
+	ch->rail_up = rails & (u8)((1u << ep->cfg.nrails) - 1);
 	ch->used = 1;
 	ch->node = node;
 	ch->port = port;
@@ -243,41 +388,52 @@ int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 	ch->cookie = cookie;
 	ch->srtt = ep->cfg.rtt_init_ns;
 	ch->prod_ivl = ch->srtt;
+	bspe_list_add(ep, ch, BSPE_L_OPEN);
 	return i;
 }
 
-/* Returns a channel to its pristine state, keeping its memory wiring. */
-static void bspe_chan_clear(struct bspe_ep *ep, struct bspe_chan *ch)
+int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
+		   void *cookie)
 {
-	struct bspe_spkt *ring[BSPE_MAX_RAILS];
-	u64 *rbits[BSPE_MAX_RAILS];
-	struct bspe_smsg *msgs = ch->msgs;
-	struct bspe_rslot *slots = ch->slots;
-	struct bspe_fofrag *foq = ch->foq;
-	u32 i;
+	int i;
 
-	for (i = 0; i < ep->cfg.nrails; i++) {
-		ring[i] = ch->srail[i].ring;
-		rbits[i] = ch->rrail[i].bits;
-		memset(ring[i], 0, sizeof(*ring[i]) * ep->cfg.snd_wnd);
-		memset(rbits[i], 0, ep->rcv_words * 8);
+	if (node == ep->cfg.node && port == ep->cfg.port)
+		return -EINVAL;
+	if (flags & ~BSPE_CHAN_GROUP)
+		return -EINVAL;
+	i = bspe_chan_find(ep, node, port);
+	if (i >= 0) {
+		ep->tab[i]->flags = (u8)flags;
+		ep->tab[i]->cookie = cookie;
+		return i;
 	}
-	for (i = 0; i < ep->cfg.msg_wnd; i++) {
-		u64 *bits = slots[i].bits;
+	return bspe_chan_new(ep, node, port, flags, cookie,
+			     bspe_node_rails(ep, node));
+}
 
-		memset(&slots[i], 0, sizeof(slots[i]));
-		slots[i].bits = bits;
-		memset(bits, 0, ep->rx_frag_words * 8);
+/*
+ * A valid packet came from unknown (@node, @port): open a channel for it
+ * if the endpoint and the caller agree. Returns the index or -errno.
+ */
+int bspe_chan_auto(struct bspe_ep *ep, u32 node, u16 port)
+{
+	u8 rails = bspe_node_rails(ep, node);
+	void *cookie = NULL;
+	int flags = 0;
+
+	if (!(ep->cfg.flags & BSPE_CFG_AUTO_OPEN))
+		return -ENOENT;
+	if (node == ep->cfg.node && port == ep->cfg.port)
+		return -EINVAL;
+	if (!ep->nfree)
+		return -ENOSPC;
+	if (ep->ops->chan_new) {
+		flags = ep->ops->chan_new(ep->ctx, node, port, &cookie, &rails);
+		if (flags < 0)
+			return flags;
+		flags &= BSPE_CHAN_GROUP;
 	}
-	memset(msgs, 0, sizeof(*msgs) * ep->cfg.msg_wnd);
-	memset(ch, 0, sizeof(*ch));
-	ch->msgs = msgs;
-	ch->slots = slots;
-	ch->foq = foq;
-	for (i = 0; i < ep->cfg.nrails; i++) {
-		ch->srail[i].ring = ring[i];
-		ch->rrail[i].bits = rbits[i];
-	}
+	return bspe_chan_new(ep, node, port, (u32)flags, cookie, rails);
 }
 
 static void bspe_chan_teardown(struct bspe_ep *ep, struct bspe_chan *ch)
@@ -292,6 +448,25 @@ static void bspe_chan_teardown(struct bspe_ep *ep, struct bspe_chan *ch)
 
 static void bspe_stats_add(struct bspe_stats *out, const struct bspe_stats *s);
 
+/* Unlinks a torn-down channel and gives its memory back. */
+static void bspe_chan_release(struct bspe_ep *ep, struct bspe_chan *ch)
+{
+	u16 *pp = &ep->bucket[bspe_bucket_of(ep, ch->node, ch->port)];
+	u32 l;
+
+	while (*pp != ch->idx)
+		pp = &ep->tab[*pp]->hnext;
+	*pp = ch->hnext;
+	for (l = 0; l < BSPE_L_MAX; l++)
+		bspe_list_del(ep, ch, (int)l);
+	if (ep->rx_hint == ch->idx)
+		ep->rx_hint = 0;
+	ep->tab[ch->idx] = NULL;
+	ep->free_idx[ep->nfree++] = ch->idx;
+	ep->nopen--;
+	ep->ops->chan_free(ep->ctx, ch, ep->chan_size);
+}
+
 int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now)
 {
 	struct bspe_chan *ch = bspe_chan_get(ep, chan);
@@ -304,17 +479,64 @@ int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now)
 	/* The endpoint's totals stay monotonic: keep the channel's counts. */
 	for (r = 0; r < ep->cfg.nrails; r++)
 		bspe_stats_add(&ep->st, &ch->st[r]);
-	bspe_chan_clear(ep, ch);
+	bspe_chan_release(ep, ch);
 	return 0;
+}
+
+/*
+ * The peer endpoint was replaced by a newer incarnation: what was sent to
+ * or received from the old one is void. Like a close (messages fail with
+ * -ECONNRESET, reassemblies are aborted), but the channel stays open to the
+ * same address, with its flags, cookie, rail state and round-trip estimate.
+ */
+int bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
+		    u64 now)
+{
+	void *cookie = ch->cookie;
+	u64 srtt = ch->srtt, down_since = ch->down_since;
+	u32 node = ch->node;
+	u16 port = ch->port;
+	u8 flags = ch->flags, rail_up = ch->rail_up, suspect = ch->suspect;
+	int c;
+
+	bspe_chan_close(ep, ch->idx, now);
+	ep->st.chan_resets++;
+	c = bspe_chan_open(ep, node, port, flags, cookie);
+	if (c < 0)
+		return c;
+	ch = ep->tab[c];
+	ch->rail_up = rail_up;
+	ch->suspect = suspect;
+	ch->down_since = down_since;
+	ch->srtt = srtt;
+	ch->prod_ivl = srtt;
+	ch->peer_inc = peer_inc;
+	return c;
+}
+
+u32 bspe_node_close(struct bspe_ep *ep, u32 node, u64 now)
+{
+	struct bspe_chan *ch = ep->lists[BSPE_L_OPEN].first, *next;
+	u32 n = 0;
+
+	for (; ch; ch = next) {
+		next = ch->link[BSPE_L_OPEN].next;
+		if (ch->node != node)
+			continue;
+		bspe_chan_close(ep, ch->idx, now);
+		n++;
+	}
+	return n;
 }
 
 void bspe_fini(struct bspe_ep *ep)
 {
-	u32 i;
+	struct bspe_chan *ch;
 
-	for (i = 0; i < ep->cfg.max_chans; i++)
-		if (ep->chans[i].used)
-			bspe_chan_teardown(ep, &ep->chans[i]);
+	while ((ch = ep->lists[BSPE_L_OPEN].first)) {
+		bspe_chan_teardown(ep, ch);
+		bspe_chan_release(ep, ch);
+	}
 }
 
 void bspe_set_nprocs(struct bspe_ep *ep, u32 nprocs)
@@ -325,9 +547,9 @@ void bspe_set_nprocs(struct bspe_ep *ep, u32 nprocs)
 
 u64 bspe_chan_rtt(const struct bspe_ep *ep, int chan)
 {
-	if (chan < 0 || chan >= ep->cfg.max_chans || !ep->chans[chan].used)
+	if (chan < 0 || chan >= ep->cfg.max_chans || !ep->tab[chan])
 		return 0;
-	return ep->chans[chan].srtt;
+	return ep->tab[chan]->srtt;
 }
 
 u32 bspe_live_rails(const struct bspe_ep *ep, u32 node)
@@ -355,15 +577,15 @@ static void bspe_stats_add(struct bspe_stats *out, const struct bspe_stats *s)
 void bspe_stats_get(const struct bspe_ep *ep, int chan, int rail,
 		    struct bspe_stats *out)
 {
-	int c, r;
+	const struct bspe_chan *ch;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (chan < 0 && rail < 0)
 		bspe_stats_add(out, &ep->st);
-	for (c = 0; c < ep->cfg.max_chans; c++) {
-		const struct bspe_chan *ch = &ep->chans[c];
-
-		if (!ch->used || (chan >= 0 && c != chan))
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next) {
+		if (chan >= 0 && ch->idx != chan)
 			continue;
 		for (r = 0; r < ep->cfg.nrails; r++)
 			if (rail < 0 || r == rail)
@@ -390,6 +612,8 @@ const char *bspe_drop_name(enum bspe_drop reason)
 		[BSPE_DROP_NOBUFS] = "nobufs",
 		[BSPE_DROP_NOMEM] = "nomem",
 		[BSPE_DROP_DUP] = "dup",
+		[BSPE_DROP_AUTH] = "auth",
+		[BSPE_DROP_STALE] = "stale",
 	};
 
 	if ((unsigned int)reason >= BSPE_DROP_MAX)

@@ -71,6 +71,9 @@ struct bspe_smsg {
 	u16	flags;		/* BSPE_SEND_* */
 	u8	active;
 	u8	pad;
+	/* the endpoint's FIFO of active messages in submission order */
+	struct bspe_chan *ch;
+	struct bspe_smsg *fprev, *fnext;
 };
 
 /* Failover queue entry: a fragment moved off a dead rail. */
@@ -124,8 +127,34 @@ struct bspe_rrail {
 	u8	synced;		/* a packet of this rail was accepted */
 };
 
+/* Lists of channels the engine walks (bspe_ep.lists[]). */
+enum bspe_lists {
+	BSPE_L_OPEN,	/* every open channel: rail events, stats, close */
+	BSPE_L_SEND,	/* channels with messages not yet settled */
+	BSPE_L_TIMER,	/* channels that may have a deadline */
+	BSPE_L_MAX,
+};
+
+struct bspe_link {
+	struct bspe_chan *prev, *next;
+};
+
+struct bspe_list {
+	struct bspe_chan *first, *last;
+};
+
+#define BSPE_NIL	0xffffu	/* end of a hash chain */
+
 struct bspe_chan {
 	void	*cookie;
+	void	*priv;			/* caller's cfg.chan_priv bytes */
+	struct bspe_link link[BSPE_L_MAX];
+	u8	on[BSPE_L_MAX];		/* linked on lists[i] */
+	u8	pad0;
+	u16	idx;			/* index in the endpoint's table */
+	u16	hnext;			/* next index in the hash chain */
+	u16	pad1;
+	u32	push_gen;		/* ordered push round that served it */
 	struct bspe_smsg *msgs;		/* msg_wnd outgoing messages */
 	struct bspe_rslot *slots;	/* msg_wnd reassembly slots */
 	struct bspe_fofrag *foq;	/* nrails * snd_wnd failover entries */
@@ -155,17 +184,39 @@ struct bspe_chan {
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */
 	u8	push_done;		/* visited by the current ordered push */
+	u32	peer_inc;		/* peer endpoint's incarnation, 0: unknown */
 	u8	rx_blocked;		/* refused for lack of memory, not taken since */
 	struct bspe_srail srail[BSPE_MAX_RAILS];
 	struct bspe_rrail rrail[BSPE_MAX_RAILS];
 	struct bspe_stats st[BSPE_MAX_RAILS];
 };
 
+/* Tombstone of a peer endpoint whose CLOSE freed its channel. */
+struct bspe_tomb {
+	u64	until;		/* TIME-WAIT ends (0: free entry) */
+	u32	node;
+	u32	inc;
+	u16	port;
+	u8	pad[6];
+};
+
+#define BSPE_TOMBS	32	/* tombstone ring size */
+
 struct bspe_ep {
 	struct bspe_cfg cfg;
 	const struct bspe_ops *ops;
 	void	*ctx;
-	struct bspe_chan *chans;
+	struct bspe_chan **tab;		/* max_chans entries, NULL: free */
+	u16	*free_idx;		/* stack of free table indices */
+	u16	*bucket;		/* hash buckets: first index or NIL */
+	struct bspe_list lists[BSPE_L_MAX];
+	struct bspe_smsg *mfirst, *mlast; /* active messages, in order */
+	u64	hash_k0, hash_k1;	/* channel hash key (cfg.hash_key) */
+	size_t	chan_size;		/* bytes of one channel's allocation */
+	u32	nbuckets;		/* power of two */
+	u32	nfree;
+	u32	nopen;			/* open channels */
+	u32	push_gen;
 	struct bspe_stats st;		/* endpoint-level drops */
 	u64	timer_at;		/* armed deadline, 0: none */
 	u64	rate_start;		/* start of the rate window */
@@ -188,12 +239,24 @@ struct bspe_ep {
 	u32	rx_hint;		/* channel of the last accepted packet */
 	u32	send_order;		/* next bspe_smsg.order */
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
+	u8	closed;			/* bspe_close_notify() was called */
 	u8	rx_blocked;		/* a channel refused for rcvbuf (own budget) */
-	u8	pad[2];
+	u8	pad[1];
+	u32	tomb_next;		/* next tombstone ring entry to use */
+	struct bspe_tomb tombs[BSPE_TOMBS];
 };
+
+/* Serial number arithmetic on incarnations (RFC 1982). */
+static inline int bspe_inc_newer(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
 
 /* bspe_ep.c */
 struct bspe_chan *bspe_chan_get(struct bspe_ep *ep, int chan);
+void bspe_list_add(struct bspe_ep *ep, struct bspe_chan *ch, int l);
+void bspe_list_del(struct bspe_ep *ep, struct bspe_chan *ch, int l);
+int bspe_chan_auto(struct bspe_ep *ep, u32 node, u16 port);
 void bspe_update_thresh(struct bspe_ep *ep);
 u32 bspe_live_count(const struct bspe_chan *ch);
 
@@ -232,6 +295,15 @@ u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes);
 
 void bspe_rail_revive(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		      u64 now);
+
+/* bspe_ep.c */
+int bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
+		    u64 now);
+
+/* bspe_inc.c */
+void bspe_tomb_add(struct bspe_ep *ep, const struct bspe_chan *ch, u64 now);
+int bspe_tomb_stale(const struct bspe_ep *ep, u32 node, u16 port, u32 inc,
+		    u64 now);
 
 /* bspe_rx.c */
 void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot);

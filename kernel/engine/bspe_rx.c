@@ -18,6 +18,8 @@ struct bspe_pkt {
 	u32	msg_id;
 	u32	msg_len;
 	u32	frag_off;
+	u32	src_inc;
+	u32	dst_inc;
 	u16	flags;
 	u16	src_port;
 	u16	dst_port;
@@ -29,7 +31,8 @@ struct bspe_pkt {
 };
 
 #define BSPE_F_CTRL_OK	(BSPE_F_ACKREQ | BSPE_F_CSUM | BSPE_F_PROBE | \
-			 BSPE_F_REPLY | BSPE_F_CLOSE | BSPE_F_BUSY)
+			 BSPE_F_REPLY | BSPE_F_CLOSE | BSPE_F_BUSY | \
+			 BSPE_F_AUTH)
 #define BSPE_F_DATA_OK	(BSPE_F_ALL & ~(BSPE_F_PROBE | BSPE_F_REPLY | \
 					BSPE_F_CLOSE | BSPE_F_BUSY))
 
@@ -128,6 +131,8 @@ static void bspe_decode(const struct bspe_hdr *h, struct bspe_pkt *k)
 	k->dst_port = bspe_ntohs(h->dst_port);
 	k->rail = h->rail;
 	k->ack_rail = h->ack_rail;
+	k->src_inc = bspe_ntohl(h->src_inc);
+	k->dst_inc = bspe_ntohl(h->dst_inc);
 	k->seq = bspe_ntohl(h->seq);
 	k->base = bspe_ntohl(h->base);
 	k->ack = bspe_ntohl(h->ack);
@@ -169,24 +174,49 @@ static int bspe_check_data(const struct bspe_ep *ep, const struct bspe_pkt *k)
 	return -1;
 }
 
-/* Checks everything that needs no channel; returns a drop reason or -1. */
-static int bspe_check(const struct bspe_ep *ep, const void *pkt, u32 len,
-		      const struct bspe_pkt *k)
+/*
+ * The MAC, checked before anything else is looked at: with BSPE_CFG_AUTH
+ * every packet must carry a right one; without, none may (the peer is in
+ * authenticated mode and we are not: a configuration mismatch).
+ */
+static int bspe_check_auth(const struct bspe_ep *ep, const void *pkt,
+			   const struct bspe_pkt *k)
 {
-	if (len < (u32)BSPE_HDR_LEN + k->payload_len)
-		return BSPE_DROP_TRUNCATED;
+	if (!(ep->cfg.flags & BSPE_CFG_AUTH))
+		return (k->flags & BSPE_F_AUTH) ? BSPE_DROP_AUTH : -1;
+	if (!(k->flags & BSPE_F_AUTH) ||
+	    !bspe_mac_ok(ep->cfg.key, pkt, BSPE_HDR_LEN + k->payload_len))
+		return BSPE_DROP_AUTH;
+	return -1;
+}
+
+/* Checks everything that needs no channel; returns a drop reason or -1. */
+static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
+		      const void *pkt, u8 rail, const struct bspe_pkt *k)
+{
 	if (k->flags & ~BSPE_F_ALL)
 		return BSPE_DROP_FLAGS;
-	if (k->flags & BSPE_F_CSUM) {
+	if (k->flags & BSPE_F_AUTH) {
+		/* Verified already; the MAC replaces the checksum. */
+		if (k->flags & BSPE_F_CSUM)
+			return BSPE_DROP_FLAGS;
+	} else if (k->flags & BSPE_F_CSUM) {
 		if (!bspe_csum_ok(pkt, BSPE_HDR_LEN + k->payload_len))
 			return BSPE_DROP_CSUM;
 	} else if (ep->cfg.flags & BSPE_CFG_REQUIRE_CSUM) {
 		return BSPE_DROP_CSUM;
 	}
+	/* The field the flags do not use is zero (the MAC covers neither). */
+	if ((k->flags & BSPE_F_AUTH) ? h->csum != 0 : h->mac != 0)
+		return BSPE_DROP_MALFORMED;
 	if (k->dst_node != ep->cfg.node || k->dst_port != ep->cfg.port)
 		return BSPE_DROP_ADDR;
-	if (k->rail >= ep->cfg.nrails || k->ack_rail >= ep->cfg.nrails)
+	/* The rail a frame came on is a fact; the header's is a claim. */
+	if (k->rail != rail || k->rail >= ep->cfg.nrails ||
+	    k->ack_rail >= ep->cfg.nrails)
 		return BSPE_DROP_RAIL;
+	if (!k->src_inc)
+		return BSPE_DROP_MALFORMED;
 	if (k->seq - k->base > BSPE_MAX_WND || k->eoh - k->ack > BSPE_MAX_WND)
 		return BSPE_DROP_MALFORMED;
 	if (k->type == BSPE_T_DATA)
@@ -208,7 +238,7 @@ void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 	if (!sl->active)
 		return;
 	if (ep->ops->rx_abort)
-		ep->ops->rx_abort(ep->ctx, (int)(ch - ep->chans), slot);
+		ep->ops->rx_abort(ep->ctx, (int)ch->idx, slot);
 	ep->rx_reserved -= sl->len < ep->rx_reserved ? sl->len :
 			   ep->rx_reserved;
 	sl->active = 0;
@@ -226,12 +256,12 @@ void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
 
 void bspe_rx_resume(struct bspe_ep *ep, u64 now)
 {
-	u32 c, r;
+	struct bspe_chan *ch;
+	u32 r;
 
-	for (c = 0; c < ep->cfg.max_chans; c++) {
-		struct bspe_chan *ch = &ep->chans[c];
-
-		if (!ch->used || !ch->rx_blocked)
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next) {
+		if (!ch->rx_blocked)
 			continue;
 		for (r = 0; r < ep->cfg.nrails; r++) {
 			const struct bspe_rrail *rr = &ch->rrail[r];
@@ -249,14 +279,14 @@ void bspe_rx_resume(struct bspe_ep *ep, u64 now)
 
 u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now)
 {
-	u32 c, n = 0;
+	struct bspe_chan *ch, *next;
+	u32 n = 0;
 
-	for (c = 0; c < ep->cfg.max_chans; c++) {
-		struct bspe_chan *ch = &ep->chans[c];
-
-		if (!ch->used || !ch->rx_active || now - ch->last_rx < idle_ns)
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch; ch = next) {
+		next = ch->link[BSPE_L_OPEN].next;
+		if (!ch->rx_active || now - ch->last_rx < idle_ns)
 			continue;
-		bspe_chan_close(ep, (int)c, now);
+		bspe_chan_close(ep, (int)ch->idx, now);
 		n++;
 	}
 	return n;
@@ -286,7 +316,7 @@ static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 		if (!sl->active || sl->msg_id != ch->rcv_next_msg ||
 		    sl->got != sl->nfrags)
 			break;
-		d.chan = (int)(ch - ep->chans);
+		d.chan = (int)ch->idx;
 		d.chan_cookie = ch->cookie;
 		d.node = ch->node;
 		d.port = ch->port;
@@ -396,7 +426,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
 	was_active = ch->rx_active != 0;
-	f.chan = (int)(ch - ep->chans);
+	f.chan = (int)ch->idx;
 	f.chan_cookie = ch->cookie;
 	f.slot = slot;
 	f.first = !sl->active;
@@ -545,11 +575,46 @@ static int bspe_base_jump(const struct bspe_ep *ep,
 /* Channel of the sender: the last one that sent (bursts), else a search. */
 static int bspe_rx_chan(const struct bspe_ep *ep, const struct bspe_pkt *k)
 {
-	const struct bspe_chan *ch = &ep->chans[ep->rx_hint];
+	const struct bspe_chan *ch = ep->tab[ep->rx_hint];
 
-	if (ch->used && ch->node == k->src_node && ch->port == k->src_port)
+	if (ch && ch->node == k->src_node && ch->port == k->src_port)
 		return (int)ep->rx_hint;
 	return bspe_chan_find(ep, k->src_node, k->src_port);
+}
+
+/*
+ * Incarnation rules (Documentation/protocol.rst "Incarnations"); needs the
+ * sender's channel @c (or -1) but changes nothing. Returns a drop reason or
+ * -1; sets *@reset if the packet comes from a newer incarnation of the
+ * channel's peer endpoint (the channel must be reset before it is used).
+ */
+static int bspe_check_inc(const struct bspe_ep *ep, int c,
+			  const struct bspe_pkt *k, int *reset, u64 now)
+{
+	u32 known = c >= 0 ? ep->tab[c]->peer_inc : 0;
+
+	*reset = 0;
+	/* For an earlier endpoint on our port. */
+	if (k->dst_inc && k->dst_inc != ep->cfg.incarnation)
+		return BSPE_DROP_STALE;
+	if (known) {
+		/* Exactly 2^31 apart is neither: refused like an older one. */
+		*reset = bspe_inc_newer(k->src_inc, known);
+		if (k->src_inc != known && !*reset)
+			return BSPE_DROP_STALE;
+	} else if (bspe_tomb_stale(ep, k->src_node, k->src_port, k->src_inc,
+				   now)) {
+		return BSPE_DROP_STALE;
+	}
+	/*
+	 * A CLOSE from a sender that never heard from us is honoured only by
+	 * a channel that knows the sender's incarnation already: a late CLOSE
+	 * of an earlier endpoint must not close the channel to a new one.
+	 */
+	if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_CLOSE) &&
+	    !k->dst_inc && (!known || *reset))
+		return BSPE_DROP_STALE;
+	return -1;
 }
 
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
@@ -557,9 +622,9 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	struct bspe_chan *ch;
 	struct bspe_hdr h;
 	struct bspe_pkt k;
-	int why, c, ret = 0;
+	int why, c, reset, ret = 0;
 
-	(void)rail;
+	/* 1. Structure: nothing else is looked at before the MAC. */
 	if (len < BSPE_HDR_LEN)
 		return bspe_drop(&ep->st, BSPE_DROP_TRUNCATED, -EBADMSG);
 	memcpy(&h, pkt, sizeof(h));
@@ -569,26 +634,56 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	    h.type != BSPE_T_PROD)
 		return bspe_drop(&ep->st, BSPE_DROP_TYPE, -EBADMSG);
 	bspe_decode(&h, &k);
-	why = bspe_check(ep, pkt, len, &k);
+	if (len < (u32)BSPE_HDR_LEN + k.payload_len)
+		return bspe_drop(&ep->st, BSPE_DROP_TRUNCATED, -EBADMSG);
+	/* 2. Authenticity. */
+	why = bspe_check_auth(ep, pkt, &k);
+	if (why >= 0)
+		return bspe_drop(&ep->st, why, -EACCES);
+	/* 3. Fields, address, rail, incarnations, epoch: no state changes. */
+	why = bspe_check(ep, &h, pkt, rail, &k);
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -EBADMSG);
 	c = bspe_rx_chan(ep, &k);
-	if (c >= 0 && (ep->chans[c].flags & BSPE_CHAN_GROUP) &&
+	why = bspe_check_inc(ep, c, &k, &reset, now);
+	if (why >= 0)
+		return bspe_drop(&ep->st, why, -ESTALE);
+	if (c >= 0 && (ep->tab[c]->flags & BSPE_CHAN_GROUP) &&
 	    k.epoch > ep->epoch + 1)
 		return bspe_drop(&ep->st, BSPE_DROP_EPOCH, -EBADMSG);
-	if (c >= 0 && bspe_base_jump(ep, &ep->chans[c].rrail[k.rail], k.base))
+	if (c >= 0 && !reset &&
+	    bspe_base_jump(ep, &ep->tab[c]->rrail[k.rail], k.base))
 		return bspe_drop(&ep->st, BSPE_DROP_MALFORMED, -EBADMSG);
-	if (c < 0 && (ep->cfg.flags & BSPE_CFG_AUTO_OPEN))
-		c = bspe_chan_open(ep, k.src_node, k.src_port, 0, NULL);
+	/* 4. Only a packet that passed every check above opens a channel. */
+	if (c < 0)
+		c = bspe_chan_auto(ep, k.src_node, k.src_port);
+	if (c == -ENOMEM)
+		return bspe_drop(&ep->st, BSPE_DROP_NOMEM, -ENOMEM);
 	if (c < 0)
 		return bspe_drop(&ep->st, BSPE_DROP_NOCHAN, -ENOENT);
-	ch = &ep->chans[c];
+	ch = ep->tab[c];
 	ep->rx_hint = (u32)c;
+	if (reset) {
+		c = bspe_chan_reset(ep, ch, k.src_inc, now);
+		if (c < 0)
+			return bspe_drop(&ep->st, BSPE_DROP_NOMEM, -ENOMEM);
+		ch = ep->tab[c];
+		ep->rx_hint = (u32)c;
+	}
+	ch->peer_inc = k.src_inc;
 
 	/* The sender's own sequence state: skip what it settled. */
 	ch->rrail[k.rail].synced = 1;
 	bspe_rcv_skip(ep, &ch->rrail[k.rail], k.base);
-	bspe_rx_acks(ep, ch, &k, now);
+	/*
+	 * Ack fields of a sender that has not heard from us (dst_inc 0)
+	 * cannot be about us: ignored. A prod of such a sender is answered,
+	 * which tells it our incarnation.
+	 */
+	if (k.dst_inc)
+		bspe_rx_acks(ep, ch, &k, now);
+	else if (k.type == BSPE_T_PROD)
+		ch->rrail[k.rail].reply_now = 1;
 	if (ch->flags & BSPE_CHAN_GROUP)
 		bspe_implicit(ep, k.epoch, now);
 	if (k.type == BSPE_T_DATA) {
@@ -609,13 +704,14 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 			 * above). Once every live rail's came, what it did not
 			 * acknowledge can never be delivered and its partial
 			 * messages never complete: free the channel for the
-			 * next peer (or for a new socket on the same port,
-			 * which numbers from zero again). A lost CLOSE leaves
-			 * the channel to the usual probes and timeouts.
+			 * next peer, leaving a tombstone that keeps the closed
+			 * endpoint's late frames out. A lost CLOSE leaves the
+			 * channel to the usual probes and timeouts.
 			 */
 			ch->peer_closing |= (u8)(1u << k.rail);
 			if ((ch->peer_closing & ch->rail_up) == ch->rail_up) {
 				ep->st.chan_closes++;
+				bspe_tomb_add(ep, ch, now);
 				bspe_chan_close(ep, c, now);
 				return 0;
 			}

@@ -5,7 +5,7 @@
  * (libbsp's bsp_engine, BSPE_USERSPACE=1).
  *
  * It provides: fixed-width types (u8..u64, s32, s64), the sparse-checked
- * wire types (__be16, __be32, __sum16), byte-order helpers, memcpy/memset,
+ * wire types (__be16, __be32, __be64, __sum16), byte-order helpers, memcpy/memset,
  * likely/unlikely, a 64-bit division helper, errno values, the Internet
  * checksum helper and a compile-time assertion.
  */
@@ -27,6 +27,8 @@
 #define bspe_htonl(x)	cpu_to_be32(x)
 #define bspe_ntohs(x)	be16_to_cpu(x)
 #define bspe_ntohl(x)	be32_to_cpu(x)
+#define bspe_htonll(x)	cpu_to_be64(x)
+#define bspe_ntohll(x)	be64_to_cpu(x)
 
 #define bspe_static_assert(cond, msg) static_assert(cond, msg)
 
@@ -79,11 +81,15 @@ typedef __INT64_TYPE__ s64;
 #define bspe_htonl(x)	((__be32)__builtin_bswap32((u32)(x)))
 #define bspe_ntohs(x)	((u16)__builtin_bswap16((u16)(x)))
 #define bspe_ntohl(x)	((u32)__builtin_bswap32((u32)(x)))
+#define bspe_htonll(x)	((__be64)__builtin_bswap64((u64)(x)))
+#define bspe_ntohll(x)	((u64)__builtin_bswap64((u64)(x)))
 #else
 #define bspe_htons(x)	((__be16)(u16)(x))
 #define bspe_htonl(x)	((__be32)(u32)(x))
 #define bspe_ntohs(x)	((u16)(x))
 #define bspe_ntohl(x)	((u32)(x))
+#define bspe_htonll(x)	((__be64)(u64)(x))
+#define bspe_ntohll(x)	((u64)(x))
 #endif
 
 #define bspe_static_assert(cond, msg) static_assert(cond, msg)

@@ -121,6 +121,9 @@ void bspe_arm_chan(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
 	u64 t = bspe_chan_deadline(ep, ch);
 
+	/* The timer walks only channels that may have something due. */
+	if (t)
+		bspe_list_add(ep, ch, BSPE_L_TIMER);
 	if (ep->pace_wake && (!t || ep->pace_wake < t))
 		t = ep->pace_wake;
 	if (t)
@@ -166,14 +169,13 @@ void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 
 void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
 {
-	u32 c;
+	struct bspe_chan *ch;
 
 	if (rail >= ep->cfg.nrails)
 		return;
-	for (c = 0; c < ep->cfg.max_chans; c++) {
-		struct bspe_chan *ch = &ep->chans[c];
-
-		if (!ch->used || ch->node != node)
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next) {
+		if (ch->node != node)
 			continue;
 		if (!up) {
 			bspe_rail_fail(ep, ch, rail, now);
@@ -193,17 +195,18 @@ void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
 /* Engine evidence: a rail of @ch's node stopped answering. */
 static void bspe_node_suspect(struct bspe_ep *ep, u32 node, u8 rail, int on)
 {
-	u32 c;
+	struct bspe_chan *ch;
 
-	for (c = 0; c < ep->cfg.max_chans; c++) {
-		struct bspe_chan *ch = &ep->chans[c];
-
-		if (!ch->used || ch->node != node)
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next) {
+		if (ch->node != node)
 			continue;
-		if (on)
+		if (on) {
 			ch->suspect |= (u8)(1u << rail);
-		else
+			bspe_list_add(ep, ch, BSPE_L_TIMER);	/* revive */
+		} else {
 			ch->suspect &= (u8)~(1u << rail);
+		}
 	}
 }
 
@@ -298,24 +301,30 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	bspe_acks_flush(ep, ch, now);
 }
 
+/*
+ * Walks the channels that may have a deadline (linked by bspe_arm_chan,
+ * by a packet sent and by a rail suspected), not the whole table; one
+ * found without any leaves the list. Channels linked during the walk (a
+ * rail declared dead re-arms every channel to its node) are walked too.
+ */
 void bspe_timer(struct bspe_ep *ep, u64 now)
 {
+	struct bspe_chan *ch, *next;
 	u64 best = 0, t;
-	u32 c;
 
 	ep->timer_at = 0;
 	if (ep->pace_wake && ep->pace_wake <= now) {
 		ep->pace_wake = 0;
 		bspe_push_all(ep, now);
 	}
-	for (c = 0; c < ep->cfg.max_chans; c++) {
-		struct bspe_chan *ch = &ep->chans[c];
-
-		if (!ch->used)
-			continue;
+	for (ch = ep->lists[BSPE_L_TIMER].first; ch; ch = next) {
+		ep->st.chan_visits++;
 		bspe_chan_timer(ep, ch, now);
+		next = ch->link[BSPE_L_TIMER].next;
 		t = bspe_chan_deadline(ep, ch);
-		if (t && (!best || t < best))
+		if (!t)
+			bspe_list_del(ep, ch, BSPE_L_TIMER);
+		else if (!best || t < best)
 			best = t;
 	}
 	if (ep->pace_wake && (!best || ep->pace_wake < best))

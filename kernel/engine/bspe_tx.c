@@ -22,7 +22,9 @@ void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 	struct bspe_srail *sr = &ch->srail[rail];
 	struct bspe_rrail *rr = &ch->rrail[ack_rail];
 
-	if (ep->cfg.flags & BSPE_CFG_CSUM)
+	if (ep->cfg.flags & BSPE_CFG_AUTH)
+		flags |= BSPE_F_AUTH;	/* the MAC replaces the checksum */
+	else if (ep->cfg.flags & BSPE_CFG_CSUM)
 		flags |= BSPE_F_CSUM;
 	memset(h, 0, sizeof(*h));
 	h->version = BSPE_VERSION;
@@ -34,6 +36,8 @@ void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 	h->dst_port = bspe_htons(ch->port);
 	h->rail = rail;
 	h->ack_rail = ack_rail;
+	h->src_inc = bspe_htonl(ep->cfg.incarnation);
+	h->dst_inc = bspe_htonl(ch->peer_inc);
 	h->seq = bspe_htonl(sr->snd_nxt);
 	h->base = bspe_htonl(sr->snd_una);
 	h->ack = bspe_htonl(rr->rcv_nxt);
@@ -100,6 +104,8 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	u32 off = p->frag * ep->cfg.frag_size;
 	u32 len = m->len - off;
 
+	if (ep->closed)
+		return;
 	if (len > ep->cfg.frag_size)
 		len = ep->cfg.frag_size;
 	if (p->flags & BSPE_SPKT_SYNC)
@@ -317,6 +323,8 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		p->flags |= BSPE_SPKT_FAILOVER;
 	if (!sr->outstanding)
 		sr->progress = now;
+	/* An outstanding packet is a probe deadline: the timer walks it. */
+	bspe_list_add(ep, ch, BSPE_L_TIMER);
 	sr->outstanding++;
 	ep->outstanding++;
 	sr->snd_nxt++;
@@ -361,88 +369,68 @@ int bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	return 1;
 }
 
-/*
- * The submission order of @ch's oldest message with a fragment not yet
- * sent (failover queue included); returns 0 if every fragment was sent.
- */
-static int bspe_oldest_unsent(const struct bspe_ep *ep,
-			      const struct bspe_chan *ch, u32 *order)
+/* Has @m a fragment not yet sent (in any rail's run)? */
+static int bspe_msg_unsent(const struct bspe_ep *ep, const struct bspe_smsg *m)
 {
-	u32 i, r, wnd = ep->cfg.msg_wnd;
-	int found = 0;
+	u32 r;
 
-	if (ch->fo_count) {
-		*order = ch->msgs[ch->foq[ch->fo_head].mslot].order;
-		found = 1;
-	}
-	for (i = 0; i < ch->mcount; i++) {
-		const struct bspe_smsg *m = &ch->msgs[(ch->mhead + i) % wnd];
-
-		if (!m->active)
-			continue;
-		for (r = 0; r < ep->cfg.nrails; r++)
-			if (m->run_next[r] < m->run_end[r])
-				break;
-		if (r == ep->cfg.nrails)
-			continue;
-		if (!found || (s32)(m->order - *order) < 0)
-			*order = m->order;
-		return 1;
-	}
-	return found;
+	for (r = 0; r < ep->cfg.nrails; r++)
+		if (m->run_next[r] < m->run_end[r])
+			return 1;
+	return 0;
 }
 
 /*
  * Paced endpoints send in submission order across channels: the
  * channel holding the oldest unsent message goes first, and the next
  * one only when it has nothing left that it may send. A destination
- * schedule chosen above (seed 000's latin square) thus reaches the wire
- * as it was chosen, instead of in channel-index order whenever the
- * pacing timer releases packets.
+ * schedule chosen above (Bisseling's latin square, see
+ * Documentation/messaging.rst) thus reaches the wire as it was chosen,
+ * instead of in channel order whenever the pacing timer releases packets.
+ *
+ * The endpoint keeps its active messages in one FIFO in submission order
+ * (bspe_send appends, settling removes), so the walk is over the messages
+ * in flight, not over the channel table. A channel is due at its first
+ * message in the FIFO that has an unsent fragment or heads its failover
+ * queue; it is pushed once per walk (push_gen), and pushing it cannot
+ * make an earlier message of another channel due.
  */
 static void bspe_push_ordered(struct bspe_ep *ep, u64 now)
 {
-	struct bspe_chan *best;
-	u32 i, o, best_o = 0;
+	struct bspe_smsg *m, *next;
+	u32 gen = ++ep->push_gen;
 
-	for (i = 0; i < ep->cfg.max_chans; i++)
-		ep->chans[i].push_done = 0;
-	for (;;) {
-		best = NULL;
-		for (i = 0; i < ep->cfg.max_chans; i++) {
-			struct bspe_chan *ch = &ep->chans[i];
+	for (m = ep->mfirst; m; m = next) {
+		struct bspe_chan *ch = m->ch;
 
-			if (!ch->used || !ch->mcount || ch->push_done)
-				continue;
-			if (!bspe_oldest_unsent(ep, ch, &o)) {
-				ch->push_done = 1;
-				continue;
-			}
-			if (!best || (s32)(o - best_o) < 0) {
-				best = ch;
-				best_o = o;
-			}
-		}
-		if (!best)
-			return;
-		best->push_done = 1;
-		if (!bspe_push(ep, best, now))
+		/* Pushing only sends: no message leaves the FIFO meanwhile. */
+		next = m->fnext;
+		if (ch->push_gen == gen)
+			continue;
+		if (!bspe_msg_unsent(ep, m) &&
+		    !(ch->fo_count && &ch->msgs[ch->foq[ch->fo_head].mslot] == m))
+			continue;
+		ch->push_gen = gen;
+		ep->st.chan_visits++;
+		if (!bspe_push(ep, ch, now))
 			return;
 	}
 }
 
 void bspe_push_all(struct bspe_ep *ep, u64 now)
 {
-	u32 i;
+	struct bspe_chan *ch, *next;
 
 	ep->budget_blocked = 0;
 	if (ep->pace_bps) {
 		bspe_push_ordered(ep, now);
 		return;
 	}
-	for (i = 0; i < ep->cfg.max_chans; i++)
-		if (ep->chans[i].used && ep->chans[i].mcount)
-			bspe_push(ep, &ep->chans[i], now);
+	for (ch = ep->lists[BSPE_L_SEND].first; ch; ch = next) {
+		next = ch->link[BSPE_L_SEND].next;
+		ep->st.chan_visits++;
+		bspe_push(ep, ch, now);
+	}
 }
 
 /*
@@ -477,6 +465,8 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 		return -EINVAL;
 	if (len > ep->cfg.max_msg)
 		return -EMSGSIZE;
+	if (ep->closed)
+		return -ESHUTDOWN;
 	if (!ch->rail_up && ch->down_since &&
 	    now - ch->down_since >= ep->cfg.unreach_ns)
 		return -EHOSTUNREACH;
@@ -495,7 +485,16 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	m->order = ep->send_order++;
 	m->flags = (u16)flags;
 	m->active = 1;
+	m->ch = ch;
+	m->fnext = NULL;
+	m->fprev = ep->mlast;
+	if (ep->mlast)
+		ep->mlast->fnext = m;
+	else
+		ep->mfirst = m;
+	ep->mlast = m;
 	ch->mcount++;
+	bspe_list_add(ep, ch, BSPE_L_SEND);
 	for (i = 0; i < ep->cfg.nrails; i++)
 		if (ch->rail_up & (1u << i))
 			live[nl++] = (u8)i;
@@ -525,6 +524,22 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	return 0;
 }
 
+/* @m is settled: out of the endpoint's FIFO. */
+static void bspe_msg_unlink(struct bspe_ep *ep, struct bspe_smsg *m)
+{
+	if (m->fprev)
+		m->fprev->fnext = m->fnext;
+	else
+		ep->mfirst = m->fnext;
+	if (m->fnext)
+		m->fnext->fprev = m->fprev;
+	else
+		ep->mlast = m->fprev;
+	m->fprev = NULL;
+	m->fnext = NULL;
+	m->active = 0;
+}
+
 void bspe_msg_settle(struct bspe_ep *ep, struct bspe_chan *ch, u16 mslot,
 		     u64 now)
 {
@@ -535,13 +550,15 @@ void bspe_msg_settle(struct bspe_ep *ep, struct bspe_chan *ch, u16 mslot,
 		return;
 	if (--m->unsettled)
 		return;
-	m->active = 0;
+	bspe_msg_unlink(ep, m);
 	ch->st[0].msgs_tx++;
 	ep->ops->complete(ep->ctx, m->cookie, 0);
 	while (ch->mcount && !ch->msgs[ch->mhead].active) {
 		ch->mhead = (ch->mhead + 1) % ep->cfg.msg_wnd;
 		ch->mcount--;
 	}
+	if (!ch->mcount)
+		bspe_list_del(ep, ch, BSPE_L_SEND);
 }
 
 void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status)
@@ -566,9 +583,10 @@ void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status)
 
 		if (!m->active)
 			continue;
-		m->active = 0;
+		bspe_msg_unlink(ep, m);
 		ch->st[0].msgs_failed++;
 		ep->ops->complete(ep->ctx, m->cookie, status);
 	}
 	ch->mcount = 0;
+	bspe_list_del(ep, ch, BSPE_L_SEND);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * AF_BSP wire format, version 1 (Documentation/protocol.rst).
+ * AF_BSP wire format, version 2 (Documentation/protocol.rst).
  *
  * Every AF_BSP packet starts with the same 4 bytes (version, type, flags).
- * Data and control packets (DATA, ACK, PROD) carry the 56-byte struct
- * bspe_hdr; discovery packets (HELLO) carry the 32-byte struct bspe_hello.
+ * Data and control packets (DATA, ACK, PROD) carry the 72-byte struct
+ * bspe_hdr; discovery packets (HELLO) carry the 40-byte struct bspe_hello.
+ * Version 1 (56- and 32-byte headers, no incarnations, no MAC) is refused.
  * All multi-byte fields are big-endian. Over Ethernet the packet follows a
  * 14-byte Ethernet header with EtherType ETH_P_BSP (0x88B5); over UDP it is
  * the whole UDP payload.
@@ -13,12 +14,13 @@
 #define _BSPE_WIRE_H
 
 #include "bspe_shim.h"
+#include "bspe_siphash.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define BSPE_VERSION		1
+#define BSPE_VERSION		2
 
 /* Packet types (bspe_hdr.type, bspe_hello.type). */
 enum bspe_type {
@@ -39,11 +41,12 @@ enum bspe_type {
 #define BSPE_F_PROBE	0x0040	/* ACK sent by a sender timeout: answer regardless of n/(2p) */
 #define BSPE_F_REPLY	0x0080	/* ACK answering a PROD or PROBE */
 #define BSPE_F_CLOSE	0x0100	/* ACK: the sending endpoint closes for good */
+#define BSPE_F_AUTH	0x0200	/* mac is valid and must be verified */
 #define BSPE_F_BUSY	0x0400	/* REPLY: alive, but refusing data for lack of memory */
-#define BSPE_F_ALL	0x05ff	/* every defined flag; others must be zero */
+#define BSPE_F_ALL	0x07ff	/* every defined flag; others must be zero */
 
 /*
- * struct bspe_hdr - header of DATA, ACK and PROD packets (56 bytes).
+ * struct bspe_hdr - header of DATA, ACK and PROD packets (72 bytes).
  *
  * @version:	BSPE_VERSION.
  * @type:	enum bspe_type (DATA, ACK or PROD).
@@ -57,7 +60,11 @@ enum bspe_type {
  * @ack_rail:	rail whose reverse-direction sequence space @ack and @eoh
  *		describe (piggybacked acknowledgment may be for any rail).
  * @csum:	Internet checksum over header (with @csum zero) and payload,
- *		valid only if BSPE_F_CSUM.
+ *		valid only if BSPE_F_CSUM (never together with BSPE_F_AUTH).
+ * @src_inc:	incarnation of the sending endpoint; never zero.
+ * @dst_inc:	incarnation of the receiving endpoint as the sender last
+ *		learned it (the @src_inc of a packet it accepted from there);
+ *		zero if it has not heard from the receiver yet.
  * @seq:	DATA: sequence number of this packet in (channel, @rail).
  *		ACK/PROD: the sender's next sequence number on @rail
  *		(lets the peer detect tail loss); unsequenced themselves.
@@ -78,6 +85,9 @@ enum bspe_type {
  * @frag_unit:	DATA: fragment size the sender cuts this message into; every
  *		fragment but the last of a message is exactly this long.
  * @payload_len: DATA: payload bytes following the header; zero for ACK/PROD.
+ * @mac:	if BSPE_F_AUTH, SipHash-2-4 under the endpoints' shared key of
+ *		the header (with @csum and @mac zero) followed by the payload;
+ *		else zero.
  */
 struct bspe_hdr {
 	u8	version;
@@ -90,6 +100,8 @@ struct bspe_hdr {
 	u8	rail;
 	u8	ack_rail;
 	__sum16	csum;
+	__be32	src_inc;
+	__be32	dst_inc;
 	__be32	seq;
 	__be32	base;
 	__be32	ack;
@@ -100,23 +112,30 @@ struct bspe_hdr {
 	__be32	frag_off;
 	__be16	frag_unit;
 	__be16	payload_len;
+	__be64	mac;
 };
 
-#define BSPE_HDR_LEN	56
+#define BSPE_HDR_LEN	72
+#define BSPE_HDR_MAC_OFF 64	/* offset of bspe_hdr.mac */
 bspe_static_assert(sizeof(struct bspe_hdr) == BSPE_HDR_LEN,
-		   "bspe_hdr is 56 bytes on the wire");
+		   "bspe_hdr is 72 bytes on the wire");
+bspe_static_assert(offsetof(struct bspe_hdr, mac) == BSPE_HDR_MAC_OFF,
+		   "bspe_hdr.mac is the last 8 bytes");
 
 /* Hello capability bits (bspe_hello.caps). */
 #define BSPE_CAP_CSUM	0x00000001	/* sender can verify checksums */
 #define BSPE_CAP_XDP	0x00000002	/* rail has the XDP fast path loaded */
 
+/* Hello flags (bspe_hello.flags). */
+#define BSPE_HELLO_F_AUTH	0x0001	/* mac is valid and must be verified */
+
 /*
- * struct bspe_hello - discovery / liveness frame (32 bytes), sent
+ * struct bspe_hello - discovery / liveness frame (40 bytes), sent
  * periodically by the rail layer on every rail, to the broadcast address.
  *
  * @version:	BSPE_VERSION.
  * @type:	BSPE_T_HELLO.
- * @flags:	0 (reserved, must be zero).
+ * @flags:	BSPE_HELLO_F_* (others reserved, must be zero).
  * @cluster_id:	cluster (network) id; hellos of other clusters are ignored.
  * @node_id:	sending node id.
  * @rail:	rail index of the sending NIC.
@@ -129,9 +148,12 @@ bspe_static_assert(sizeof(struct bspe_hdr) == BSPE_HDR_LEN,
  * @hello_seq:	increments with every hello sent on this rail.
  * @interval_ms: the sender's hello period; peers declare the rail dead after
  *		missing several periods.
- * @csum:	Internet checksum over the 32 bytes (with @csum zero). Always
+ * @csum:	Internet checksum over the 40 bytes (with @csum zero). Always
  *		present: a corrupted incarnation or node id would reset or
  *		invent peers, so a hello with a wrong checksum is dropped.
+ * @mac:	if BSPE_HELLO_F_AUTH, SipHash-2-4 under the cluster key of the
+ *		40 bytes with @csum and @mac zero; else zero. The checksum is
+ *		computed after the MAC and covers it.
  */
 struct bspe_hello {
 	u8	version;
@@ -147,11 +169,12 @@ struct bspe_hello {
 	__be32	hello_seq;
 	__be16	interval_ms;
 	__sum16	csum;
+	__be64	mac;
 };
 
-#define BSPE_HELLO_LEN	32
+#define BSPE_HELLO_LEN	40
 bspe_static_assert(sizeof(struct bspe_hello) == BSPE_HELLO_LEN,
-		   "bspe_hello is 32 bytes on the wire");
+		   "bspe_hello is 40 bytes on the wire");
 
 /* Decoded hello (host byte order). */
 struct bspe_hello_info {
@@ -166,15 +189,22 @@ struct bspe_hello_info {
 	u16	interval_ms;
 };
 
-/* Encodes @hi into @out (BSPE_HELLO_LEN bytes). */
-void bspe_hello_build(void *out, const struct bspe_hello_info *hi);
+/*
+ * Encodes @hi into @out (BSPE_HELLO_LEN bytes). With a @key (BSPE_KEY_LEN
+ * bytes) the hello carries BSPE_HELLO_F_AUTH and its MAC; with NULL, none.
+ */
+void bspe_hello_build(void *out, const struct bspe_hello_info *hi,
+		      const u8 *key);
 
 /*
- * Decodes and validates a hello of @len bytes; returns 0 or -EBADMSG
- * (truncated, wrong version, type, flags or reserved bits) or
- * -EPROTONOSUPPORT (version).
+ * Decodes and validates a hello of @len bytes; returns 0, -EBADMSG
+ * (truncated, bad checksum, wrong type, flags or reserved bits),
+ * -EPROTONOSUPPORT (version) or -EACCES: with a @key, the hello has no MAC
+ * or a wrong one; without (@key NULL), it has one (the sender is in
+ * authenticated mode, we are not). @hi is written only on success.
  */
-int bspe_hello_parse(const void *pkt, u32 len, struct bspe_hello_info *hi);
+int bspe_hello_parse(const void *pkt, u32 len, struct bspe_hello_info *hi,
+		     const u8 *key);
 
 /*
  * Returns the packet type of a received AF_BSP packet of @len bytes
@@ -184,16 +214,43 @@ int bspe_hello_parse(const void *pkt, u32 len, struct bspe_hello_info *hi);
 int bspe_pkt_type(const void *pkt, u32 len);
 
 /*
- * Computes the checksum of a DATA/ACK/PROD packet whose header is at @hdr
- * and payload (@payload_len bytes, may be NULL if zero) at @payload, and
- * stores it in hdr->csum. The engine sets BSPE_F_CSUM in headers it builds
- * when checksums are enabled; the transmitting caller then calls this just
- * before sending (the engine never touches payload bytes on transmit).
+ * Sealing a DATA/ACK/PROD packet: fills hdr->csum (if the header has
+ * BSPE_F_CSUM) or hdr->mac (if it has BSPE_F_AUTH, keyed with @key),
+ * zeroing the other. The engine sets the flag in the headers it builds;
+ * the transmitting caller seals each packet just before sending (the engine
+ * never touches payload bytes on transmit), usually through bspe_seal() of
+ * bspe.h, which takes the key from the endpoint. The streaming form
+ * accepts the payload in pieces of any length (socket buffer fragments).
  */
-void bspe_csum_fill(void *hdr, const void *payload, u32 payload_len);
+struct bspe_seal_ctx {
+	struct bspe_siphash sh;
+	u64	csum;		/* unfolded ones' complement sum */
+	u32	len;		/* bytes absorbed */
+	u16	flags;		/* BSPE_F_CSUM / BSPE_F_AUTH of the header */
+};
+
+void bspe_seal_key_begin(struct bspe_seal_ctx *s, const u8 *key, void *hdr);
+void bspe_seal_update(struct bspe_seal_ctx *s, const void *p, u32 len);
+void bspe_seal_final(struct bspe_seal_ctx *s, void *hdr);
+void bspe_seal_key(const u8 *key, void *hdr, const void *payload, u32 len);
+
+/*
+ * Verifies the MAC of the contiguous packet @pkt of @len bytes (header and
+ * payload; the header's mac field is read, not changed): returns 1 if it
+ * is right under @key.
+ */
+int bspe_mac_ok(const u8 *key, const void *pkt, u32 len);
 
 /* Returns true if the checksum of the contiguous packet @pkt/@len holds. */
 int bspe_csum_ok(const void *pkt, u32 len);
+
+/*
+ * Derives a 128-bit packet key from a shared secret of @len bytes (at least
+ * 16 uniformly random bytes): SipHash-2-4 under two fixed public keys of a
+ * domain-separation label and the secret. The secret itself never goes on
+ * the wire.
+ */
+void bspe_key_derive(const void *secret, u32 len, u8 key[BSPE_KEY_LEN]);
 
 #ifdef __cplusplus
 }

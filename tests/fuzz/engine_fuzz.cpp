@@ -57,7 +57,7 @@ void cb_xmit(void *ctx, const bspe_xmit *x) {
             fail("xmit of bytes outside a live message");
         std::memcpy(p.bytes.data() + BSPE_HDR_LEN, it->second.data() + x->off, x->len);
     }
-    bspe_csum_fill(p.bytes.data(), p.bytes.data() + BSPE_HDR_LEN, x->len);
+    bspe_seal(s->ep, p.bytes.data(), p.bytes.data() + BSPE_HDR_LEN, x->len);
     if (s->out.size() < 4096)
         s->out.push_back(std::move(p));
 }
@@ -101,7 +101,14 @@ void cb_complete(void *ctx, void *msg, int status) {
 
 void cb_timer(void *, uint64_t) {}
 
-const bspe_ops kOps = {cb_xmit, cb_rx, cb_deliver, cb_abort, cb_complete, cb_timer, nullptr};
+void *cb_chan_alloc(void *, size_t size) {
+    return std::calloc(1, size);
+}
+void cb_chan_free(void *, void *mem, size_t) {
+    std::free(mem);
+}
+const bspe_ops kOps = {cb_xmit,  cb_rx,   cb_deliver,    cb_abort,     cb_complete,
+                       cb_timer, nullptr, cb_chan_alloc, cb_chan_free, nullptr};
 
 std::vector<uint8_t> pattern(uint64_t k, size_t len) {
     std::vector<uint8_t> v(len);
@@ -209,7 +216,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 for (auto &x : raw)
                     x = r.u8();
                 bspe_hello_info hi;
-                if (bspe_hello_parse(raw.data(), len, &hi) == 0 && hi.rail >= hi.nrails)
+                if (bspe_hello_parse(raw.data(), len, &hi, nullptr) == 0 && hi.rail >= hi.nrails)
                     fail("hello parse accepted a rail beyond nrails");
                 if (bspe_pkt_type(raw.data(), len) > BSPE_T_MAX)
                     fail("packet type beyond the defined ones");
@@ -224,8 +231,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 size_t at = r.u8() % BSPE_HDR_LEN;
                 p.bytes[at] ^= r.u8();
                 if (r.u8() & 1)  // re-checksum so the mutation reaches the field checks
-                    bspe_csum_fill(p.bytes.data(), p.bytes.data() + BSPE_HDR_LEN,
-                                   static_cast<uint32_t>(p.bytes.size() - BSPE_HDR_LEN));
+                    bspe_seal(a.ep, p.bytes.data(), p.bytes.data() + BSPE_HDR_LEN,
+                              static_cast<uint32_t>(p.bytes.size() - BSPE_HDR_LEN));
                 if (bspe_rx(b.ep, static_cast<uint8_t>(p.rail), p.bytes.data(),
                             static_cast<uint32_t>(p.bytes.size()), now) == 0)
                     forged = true;

@@ -45,8 +45,10 @@ void print_stats(int fd, const char *role) {
         return;
     }
     static const char *const drop[] = {
-        "truncated", "version", "type",  "flags",      "csum",       "addr",   "rail",  "nochan",
-        "malformed", "toobig",  "epoch", "seq_window", "msg_window", "nobufs", "nomem", "dup"};
+        "truncated",  "version", "type",      "flags",  "csum",  "addr",
+        "rail",       "nochan",  "malformed", "toobig", "epoch", "seq_window",
+        "msg_window", "nobufs",  "nomem",     "dup",    "auth",  "stale"};
+    static_assert(sizeof(drop) / sizeof(drop[0]) == __BSP_PROTO_DROP_MAX);
     std::printf(
         "STATS %s data_tx=%llu data_rx=%llu retx_hole=%llu retx_prod=%llu retx_timeout=%llu "
         "dup_rx=%llu acks_tx=%llu acks_rx=%llu ackreq_tx=%llu prods_tx=%llu prods_rx=%llu "

@@ -58,8 +58,8 @@ struct Sizes {
 Sizes parse_sizes(const std::string &s) {
     Sizes z;
     if (s == "ladder") {
-        z.ladder = {0,     1,     2,      3,      55,     56,     57,     1387,       1388,  1389,
-                    1444,  1445,  2888,   2889,   4095,   4096,   4097,   9000,       65535, 65536,
+        z.ladder = {0,     1,     2,      3,      71,     72,     73,     1355,       1356,  1357,
+                    1428,  1429,  2856,   2857,   4095,   4096,   4097,   9000,       65535, 65536,
                     65537, 99999, 131072, 262144, 500000, 524288, 786433, BSP_MSG_MAX};
     } else if (s.rfind("fixed:", 0) == 0) {
         z.fixed = std::strtoul(s.c_str() + 6, nullptr, 0);
@@ -93,6 +93,13 @@ void print_stats(int fd, const char *who) {
         (unsigned long long)st.pkts_rx, (unsigned long long)st.retransmits,
         (unsigned long long)st.failovers, (unsigned long long)st.acks_tx,
         (unsigned long long)st.acks_rx, (unsigned long long)st.rx_dropped);
+    // the engine's drops by reason (enum bsp_proto_drop), for the log of a failed run
+    bsp_proto_stats ps{};
+    socklen_t pl = sizeof(ps);
+    if (getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &ps, &pl) == 0)
+        for (unsigned i = 0; i < __BSP_PROTO_DROP_MAX; ++i)
+            if (ps.drops[i])
+                std::printf("%s drop %u: %llu\n", who, i, (unsigned long long)ps.drops[i]);
 }
 
 // BSP_PROTO_STATS agrees with BSP_SOCK_STATS and with what was received, and a short buffer

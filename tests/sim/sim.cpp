@@ -25,18 +25,20 @@ WirePkt decode(const uint8_t *p, int src, int dst) {
     w.src = src;
     w.dst = dst;
     w.type = p[1];
-    w.flags = be16(p + 2);
-    w.rail = p[16];
-    w.ack_rail = p[17];
-    w.seq = be32(p + 20);
-    w.base = be32(p + 24);
-    w.ack = be32(p + 28);
-    w.eoh = be32(p + 32);
-    w.epoch = be32(p + 36);
-    w.msg_id = be32(p + 40);
-    w.msg_len = be32(p + 44);
-    w.frag_off = be32(p + 48);
-    w.payload_len = be16(p + 54);
+    w.flags = be16(p + offsetof(bspe_hdr, flags));
+    w.rail = p[offsetof(bspe_hdr, rail)];
+    w.ack_rail = p[offsetof(bspe_hdr, ack_rail)];
+    w.src_inc = be32(p + offsetof(bspe_hdr, src_inc));
+    w.dst_inc = be32(p + offsetof(bspe_hdr, dst_inc));
+    w.seq = be32(p + offsetof(bspe_hdr, seq));
+    w.base = be32(p + offsetof(bspe_hdr, base));
+    w.ack = be32(p + offsetof(bspe_hdr, ack));
+    w.eoh = be32(p + offsetof(bspe_hdr, eoh));
+    w.epoch = be32(p + offsetof(bspe_hdr, epoch));
+    w.msg_id = be32(p + offsetof(bspe_hdr, msg_id));
+    w.msg_len = be32(p + offsetof(bspe_hdr, msg_len));
+    w.frag_off = be32(p + offsetof(bspe_hdr, frag_off));
+    w.payload_len = be16(p + offsetof(bspe_hdr, payload_len));
     return w;
 }
 
@@ -62,8 +64,9 @@ struct CbTimer {
 
 Node::Node(Sim &sim, int id, const bspe_cfg &cfg) : sim_(sim), id_(id) {
     static const bspe_ops ops = {
-        &Node::cb_xmit,     &Node::cb_rx_data, &Node::cb_deliver,    &Node::cb_rx_abort,
-        &Node::cb_complete, &Node::cb_timer,   &Node::cb_rail_event,
+        &Node::cb_xmit,      &Node::cb_rx_data,  &Node::cb_deliver,    &Node::cb_rx_abort,
+        &Node::cb_complete,  &Node::cb_timer,    &Node::cb_rail_event, &Node::cb_chan_alloc,
+        &Node::cb_chan_free, &Node::cb_chan_new,
     };
     size_t sz = bspe_mem_size(&cfg);
     mem_.assign(sz / 8 + 1, 0);
@@ -72,11 +75,62 @@ Node::Node(Sim &sim, int id, const bspe_cfg &cfg) : sim_(sim), id_(id) {
     backlog_.resize(sim.net_.nodes);
 }
 
+// The engine is not torn down (its callbacks would reach into the dying sim): channel memory
+// is freed with the node.
 Node::~Node() = default;
+
+int Node::chan_to(int node) {
+    if (chan_[node] < 0 && sim_.net_.lazy_chans) {
+        int c = bspe_chan_find(ep_, static_cast<uint32_t>(node), 1);
+        if (c < 0)
+            c = bspe_chan_open(ep_, static_cast<uint32_t>(node), 1, BSPE_CHAN_GROUP, nullptr);
+        if (c >= 0)
+            chan_[node] = c;
+        return c;
+    }
+    return chan_[node];
+}
+
+// Lazy channels: a valid packet from another node's port 1 opens a group channel.
+int Node::cb_chan_new(void *ctx, uint32_t node, uint16_t port, void **, uint8_t *) {
+    auto *n = static_cast<Node *>(ctx);
+    if (port != 1 || node >= static_cast<uint32_t>(n->sim_.net_.nodes) ||
+        node == static_cast<uint32_t>(n->id_))
+        return -EPERM;
+    return BSPE_CHAN_GROUP;
+}
+
+void *Node::cb_chan_alloc(void *ctx, size_t size) {
+    auto *n = static_cast<Node *>(ctx);
+    if (n->chan_alloc_fail > 0) {
+        --n->chan_alloc_fail;
+        return nullptr;
+    }
+    std::unique_ptr<uint64_t[]> m(new uint64_t[(size + 7) / 8]);
+    void *p = m.get();
+    n->chan_mem_.emplace(p, std::move(m));
+    n->chan_bytes += size;
+    n->chan_allocs++;
+    return p;
+}
+
+void Node::cb_chan_free(void *ctx, void *mem, size_t size) {
+    auto *n = static_cast<Node *>(ctx);
+    if (n->chan_mem_.erase(mem) != 1)
+        n->errors.push_back("chan_free of memory not from chan_alloc");
+    n->chan_bytes -= size;
+}
 
 bspe_stats Node::stats(int peer, int rail) const {
     bspe_stats s;
-    bspe_stats_get(ep_, peer < 0 ? -1 : chan_[peer], rail, &s);
+    int c = peer < 0 ? -1 : chan_[peer];
+    if (peer >= 0 && c < 0)
+        c = bspe_chan_find(ep_, static_cast<uint32_t>(peer), 1);
+    if (peer >= 0 && c < 0) {
+        std::memset(&s, 0, sizeof s);  // no channel: nothing counted yet
+        return s;
+    }
+    bspe_stats_get(ep_, c, rail, &s);
     return s;
 }
 
@@ -223,13 +277,15 @@ Sim::Sim(const NetCfg &net, const bspe_cfg &base) : net_(net), rng_(net.seed) {
         c.node = static_cast<uint32_t>(i);
         c.port = 1;
         c.nrails = static_cast<uint8_t>(net_.rails);
+        if (net_.lazy_chans)
+            c.flags |= BSPE_CFG_AUTO_OPEN;
         nodes_.push_back(std::make_unique<Node>(*this, i, c));
     }
     for (int i = 0; i < net_.nodes; i++) {
         Node &n = *nodes_[i];
         if (!n.ep_)
             continue;
-        for (int j = 0; j < net_.nodes; j++)
+        for (int j = 0; j < net_.nodes && !net_.lazy_chans; j++)
             if (j != i)
                 n.chan_[j] =
                     bspe_chan_open(n.ep_, static_cast<uint32_t>(j), 1, BSPE_CHAN_GROUP, nullptr);
@@ -304,8 +360,8 @@ void Sim::kick_backlog(int src) {
             Node::Msg *raw = m;
             n.msgs_[raw] = std::move(bl.front());
             int rc = timed([&] {
-                return bspe_send(n.ep_, n.chan_[dst], raw, static_cast<uint32_t>(raw->data.size()),
-                                 flags, now_);
+                return bspe_send(n.ep_, n.chan_to(dst), raw,
+                                 static_cast<uint32_t>(raw->data.size()), flags, now_);
             });
             if (rc == -EAGAIN) {
                 bl.front() = std::move(n.msgs_[raw]);
@@ -336,8 +392,8 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
     if (x->len)
         std::memcpy(pkt->data() + BSPE_HDR_LEN, payload, x->len);
     WirePkt w = decode(pkt->data(), src, dst);
-    if (w.flags & BSPE_F_CSUM)
-        bspe_csum_fill(pkt->data(), pkt->data() + BSPE_HDR_LEN, x->len);
+    bspe_seal(nodes_[static_cast<size_t>(src)]->ep(), pkt->data(), pkt->data() + BSPE_HDR_LEN,
+              x->len);
     if (tap)
         tap(w);
     bool data = w.type == BSPE_T_DATA;

@@ -78,6 +78,10 @@ struct NetCfg {
     std::vector<RailCfg> rail;  // size rails (missing entries: defaults)
     std::vector<RailDeath> deaths;
     uint64_t seed = 1;
+    // Channels are not opened up front: a sender opens its channel at its first send (or
+    // expectation), a receiver gets one from the first valid packet (BSPE_CFG_AUTO_OPEN,
+    // chan_new flags it as a group member).
+    bool lazy_chans = false;
 };
 
 // A packet on the wire as tests see it (decoded header, host byte order).
@@ -86,6 +90,7 @@ struct WirePkt {
     uint8_t type = 0;
     uint16_t flags = 0;
     uint32_t seq = 0, base = 0, ack = 0, eoh = 0, epoch = 0, msg_id = 0, msg_len = 0, frag_off = 0;
+    uint32_t src_inc = 0, dst_inc = 0;
     uint8_t ack_rail = 0;
     uint16_t payload_len = 0;
 };
@@ -116,7 +121,9 @@ class Node {
 
     bspe_ep *ep() { return ep_; }
     int id() const { return id_; }
-    int chan_to(int node) const { return chan_[node]; }
+    // Channel to `node`; with lazy channels, opened now if it is not yet (the sim's own
+    // calls), or -ENOENT.
+    int chan_to(int node);
     bspe_stats stats(int peer = -1, int rail = -1) const;
 
     // Every message delivered to this node, in delivery order.
@@ -129,6 +136,11 @@ class Node {
     std::function<void(Node &, const Delivered &)> on_deliver;
     std::function<void(Node &, uint64_t serial, int status)> on_complete;
     std::function<void(Node &, int peer, int rail, int up)> on_rail_event;
+    // Channel memory the engine holds now (ops->chan_alloc minus chan_free), and allocations.
+    uint64_t chan_bytes = 0;
+    uint64_t chan_allocs = 0;
+    // ops->chan_alloc fails while this is non-zero (counted down per refusal).
+    int chan_alloc_fail = 0;
     // Tests: decides rx_data before the node stores anything (a non-zero errno refuses the
     // fragment, as a receiver out of memory does).
     std::function<int(const bspe_rx_frag &)> rx_gate;
@@ -148,10 +160,14 @@ class Node {
     static void cb_complete(void *ctx, void *msg, int status);
     static void cb_timer(void *ctx, uint64_t when);
     static void cb_rail_event(void *ctx, uint32_t node, uint8_t rail, int up);
+    static int cb_chan_new(void *ctx, uint32_t node, uint16_t port, void **cookie, uint8_t *rails);
+    static void *cb_chan_alloc(void *ctx, size_t size);
+    static void cb_chan_free(void *ctx, void *mem, size_t size);
 
     Sim &sim_;
     int id_;
     std::vector<uint64_t> mem_;
+    std::map<void *, std::unique_ptr<uint64_t[]>> chan_mem_;  // channel allocations
     bspe_ep *ep_ = nullptr;
     std::vector<int> chan_;  // node -> channel index
     std::map<Msg *, std::unique_ptr<Msg>> msgs_;

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -35,6 +36,28 @@ namespace {
 constexpr std::uint16_t kPort = 1;                // engine port of the one endpoint of each process
 constexpr std::uint32_t kBlobMagic = 0x55445042;  // "BPDU"
 constexpr std::size_t kMaxDatagram = 65536;
+
+// Incarnation of a new endpoint (Documentation/protocol.rst "Incarnations"): the real-time
+// clock in milliseconds modulo 2^32, and strictly newer than the previous endpoint of this
+// process, so that the late packets of an earlier endpoint on the same (pid, port) are
+// refused by the peers.
+u32 next_incarnation() {
+    static std::atomic<u32> last{0};
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    const auto now = static_cast<u32>(ms);
+    u32 old = last.load();
+    u32 inc;
+    do {
+        inc = old + 1;
+        if (old == 0 || static_cast<std::int32_t>(now - inc) > 0)
+            inc = now;
+        if (inc == 0)
+            inc = 1;
+    } while (!last.compare_exchange_weak(old, inc));
+    return inc;
+}
 
 std::string errno_text(int e) {
     return std::strerror(e < 0 ? -e : e);
@@ -75,6 +98,15 @@ class UdpTransport final : public Transport {
     static void cb_rx_abort(void *ctx, int chan, u32 slot);
     static void cb_complete(void *ctx, void *msg, int status);
     static void cb_timer(void *ctx, u64 when);
+    static void *cb_chan_alloc(void *ctx, size_t size);
+    static void cb_chan_free(void *ctx, void *mem, size_t size);
+    static int cb_chan_new(void *ctx, u32 node, u16 port, void **cookie, u8 *rails);
+
+    // The channel to process @p, opened on first use (channels are allocated lazily).
+    int chan_to(int p);
+    static std::uint64_t slot_key(int chan, u32 slot) {
+        return (static_cast<std::uint64_t>(static_cast<unsigned>(chan)) << 32) | slot;
+    }
 
     std::uint64_t now() const;
     void read_addresses(const std::vector<std::vector<std::byte>> &blobs);
@@ -103,9 +135,8 @@ class UdpTransport final : public Transport {
     bspe_cfg cfg_{};
     std::unique_ptr<std::uint64_t[]> mem_;
     bspe_ep *ep_ = nullptr;
-    std::vector<int> chan_of_;                                   // pid -> channel
-    std::vector<int> pid_of_;                                    // channel -> pid
-    std::vector<std::vector<std::vector<std::byte>>> rx_slots_;  // [chan][slot]
+    // Messages being reassembled, by slot_key(channel, slot): only those in progress.
+    std::unordered_map<std::uint64_t, std::vector<std::byte>> rx_slots_;
     std::deque<Received> ready_;
     std::unordered_map<OutMsg *, std::unique_ptr<OutMsg>> in_flight_;
     std::vector<std::deque<std::unique_ptr<OutMsg>>> backlog_;  // per pid
@@ -142,8 +173,16 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     cfg_.node = static_cast<u32>(pid_);
     cfg_.port = kPort;
     cfg_.nrails = static_cast<u8>(rails_.size());
+    // A ceiling: a channel is allocated when this process first sends to a peer or first
+    // receives a valid packet from one (BSPE_CFG_AUTO_OPEN, cb_chan_new checks the sender).
     cfg_.max_chans = static_cast<u16>(nprocs_);
+    cfg_.flags |= BSPE_CFG_AUTO_OPEN;
     cfg_.nprocs = static_cast<u32>(nprocs_);
+    {
+        std::random_device rd;  // the channel hash key: unpredictable to other hosts
+        for (auto &k : cfg_.hash_key)
+            k = (static_cast<std::uint64_t>(rd()) << 32) | rd();
+    }
     bool all_loopback = true;
     for (const auto &r : rail_addrs_)
         all_loopback = all_loopback && r.loopback;
@@ -157,9 +196,11 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
             parse_integer(v, 64, static_cast<long long>(kMaxDatagram) - 28 - BSPE_HDR_LEN);
         if (!f)
             throw std::runtime_error(std::string("BSP_UDP_FRAG=") + v +
-                                     " is invalid (expected 64 to 65452 bytes)");
+                                     " is invalid (expected 64 to " +
+                                     std::to_string(kMaxDatagram - 28 - BSPE_HDR_LEN) + " bytes)");
         cfg_.frag_size = static_cast<u16>(*f);
     }
+    cfg_.incarnation = next_incarnation();
     cfg_.max_msg = 256 << 10;
     cfg_.rcvbuf = 32 << 20;
     cfg_.sndbuf_pkts = 4096;
@@ -167,25 +208,12 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
         throw std::runtime_error("protocol engine refused the UDP transport configuration");
     const std::size_t size = bspe_mem_size(&cfg_);
     mem_ = std::make_unique<std::uint64_t[]>((size + 7) / 8);
-    static const bspe_ops ops = {cb_xmit,     cb_rx_data, cb_deliver, cb_rx_abort,
-                                 cb_complete, cb_timer,   nullptr};
+    static const bspe_ops ops = {cb_xmit,  cb_rx_data, cb_deliver,    cb_rx_abort,  cb_complete,
+                                 cb_timer, nullptr,    cb_chan_alloc, cb_chan_free, cb_chan_new};
     ep_ = bspe_init(mem_.get(), (size + 7) / 8 * 8, &cfg_, &ops, this);
     if (!ep_)
         throw std::runtime_error("protocol engine initialisation failed");
-    chan_of_.assign(static_cast<std::size_t>(nprocs_), -1);
-    pid_of_.assign(cfg_.max_chans, -1);
-    rx_slots_.assign(cfg_.max_chans, std::vector<std::vector<std::byte>>(cfg_.msg_wnd));
     backlog_.resize(static_cast<std::size_t>(nprocs_));
-    for (int p = 0; p < nprocs_; ++p) {
-        if (p == pid_)
-            continue;
-        const int c = bspe_chan_open(ep_, static_cast<u32>(p), kPort, BSPE_CHAN_GROUP, nullptr);
-        if (c < 0)
-            throw std::runtime_error("protocol engine: cannot open a channel to process " +
-                                     std::to_string(p) + ": " + errno_text(c));
-        chan_of_[static_cast<std::size_t>(p)] = c;
-        pid_of_[static_cast<std::size_t>(c)] = p;
-    }
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0)
         throw std::runtime_error("eventfd: " + errno_text(errno));
@@ -307,15 +335,20 @@ void UdpTransport::cb_xmit(void *ctx, const bspe_xmit *x) {
     if (x->rail >= t->rails_.size() || x->node >= t->peers_.size())
         return;
     iovec iov[2];
-    iov[0].iov_base = const_cast<u8 *>(x->hdr);
+    alignas(8) u8 hdr[BSPE_HDR_LEN];
+    std::memcpy(hdr, x->hdr, BSPE_HDR_LEN);
+    iov[0].iov_base = hdr;
     iov[0].iov_len = BSPE_HDR_LEN;
     int n = 1;
+    const std::byte *payload = nullptr;
     if (x->msg && x->len > 0) {
         auto *m = static_cast<OutMsg *>(x->msg);
-        iov[1].iov_base = m->bytes.data() + x->off;
+        payload = m->bytes.data() + x->off;
+        iov[1].iov_base = const_cast<std::byte *>(payload);
         iov[1].iov_len = x->len;
         n = 2;
     }
+    bspe_seal(t->ep_, hdr, payload, payload ? x->len : 0);
     msghdr mh{};
     sockaddr_in to = t->peers_[x->node].addr[x->rail];
     mh.msg_name = &to;
@@ -328,10 +361,9 @@ void UdpTransport::cb_xmit(void *ctx, const bspe_xmit *x) {
 
 int UdpTransport::cb_rx_data(void *ctx, const bspe_rx_frag *f) {
     auto *t = static_cast<UdpTransport *>(ctx);
-    if (f->chan < 0 || static_cast<std::size_t>(f->chan) >= t->rx_slots_.size() ||
-        f->slot >= t->rx_slots_[static_cast<std::size_t>(f->chan)].size())
+    if (f->chan < 0 || f->slot >= t->cfg_.msg_wnd)
         return -EINVAL;
-    auto &buf = t->rx_slots_[static_cast<std::size_t>(f->chan)][f->slot];
+    auto &buf = t->rx_slots_[slot_key(f->chan, f->slot)];
     if (f->first)
         buf.assign(f->msg_len, std::byte{0});
     if (buf.size() != f->msg_len || static_cast<std::uint64_t>(f->off) + f->len > buf.size())
@@ -343,20 +375,20 @@ int UdpTransport::cb_rx_data(void *ctx, const bspe_rx_frag *f) {
 
 void UdpTransport::cb_deliver(void *ctx, const bspe_delivery *d) {
     auto *t = static_cast<UdpTransport *>(ctx);
-    auto &buf = t->rx_slots_[static_cast<std::size_t>(d->chan)][d->slot];
     Received r;
-    r.src = t->pid_of_[static_cast<std::size_t>(d->chan)];
-    r.bytes = std::move(buf);
-    buf = {};
+    r.src = static_cast<int>(d->node);  // node numbers are process ids (cb_chan_new)
+    auto it = t->rx_slots_.find(slot_key(d->chan, d->slot));
+    if (it != t->rx_slots_.end()) {
+        r.bytes = std::move(it->second);
+        t->rx_slots_.erase(it);
+    }
     r.bytes.resize(d->msg_len);  // a zero-length message had no fragment to size it
     t->ready_.push_back(std::move(r));
 }
 
 void UdpTransport::cb_rx_abort(void *ctx, int chan, u32 slot) {
     auto *t = static_cast<UdpTransport *>(ctx);
-    if (chan >= 0 && static_cast<std::size_t>(chan) < t->rx_slots_.size() &&
-        slot < t->rx_slots_[static_cast<std::size_t>(chan)].size())
-        t->rx_slots_[static_cast<std::size_t>(chan)][slot] = {};
+    t->rx_slots_.erase(slot_key(chan, slot));
 }
 
 void UdpTransport::cb_complete(void *ctx, void *msg, int status) {
@@ -376,6 +408,34 @@ void UdpTransport::cb_timer(void *ctx, u64 when) {
     t->timer_at_ = when;
 }
 
+// Channel memory: bounded by cfg_.max_chans channels of bspe_chan_size() bytes each.
+void *UdpTransport::cb_chan_alloc(void *, size_t size) {
+    return std::calloc(1, size);  // aligned for any type, so to 8
+}
+
+void UdpTransport::cb_chan_free(void *, void *mem, size_t) {
+    std::free(mem);
+}
+
+// A valid packet from a sender without a channel: only the job's other processes get one.
+int UdpTransport::cb_chan_new(void *ctx, u32 node, u16 port, void **, u8 *) {
+    auto *t = static_cast<UdpTransport *>(ctx);
+    if (port != kPort || node >= static_cast<u32>(t->nprocs_) || node == static_cast<u32>(t->pid_))
+        return -EPERM;
+    return BSPE_CHAN_GROUP;
+}
+
+int UdpTransport::chan_to(int p) {
+    int c = bspe_chan_find(ep_, static_cast<u32>(p), kPort);
+    if (c >= 0)
+        return c;
+    c = bspe_chan_open(ep_, static_cast<u32>(p), kPort, BSPE_CHAN_GROUP, nullptr);
+    if (c < 0)
+        throw std::runtime_error("protocol engine: cannot open a channel to process " +
+                                 std::to_string(p) + ": " + errno_text(c));
+    return c;
+}
+
 void UdpTransport::check_failed() const {
     if (!failed_.empty())
         throw std::runtime_error(failed_);
@@ -387,8 +447,8 @@ void UdpTransport::submit_backlog() {
         auto &q = backlog_[static_cast<std::size_t>(p)];
         while (!q.empty()) {
             OutMsg *m = q.front().get();
-            const int rc = bspe_send(ep_, chan_of_[static_cast<std::size_t>(p)], m,
-                                     static_cast<u32>(m->bytes.size()), m->flags, now());
+            const int rc =
+                bspe_send(ep_, chan_to(p), m, static_cast<u32>(m->bytes.size()), m->flags, now());
             if (rc == -EAGAIN)
                 break;
             if (rc != 0)
@@ -527,8 +587,12 @@ void UdpTransport::set_pacing_rate(std::uint64_t bytes_per_second) {
 void UdpTransport::expect_from(int src, std::uint32_t messages, std::uint64_t bytes) {
     (void)bytes;
     std::lock_guard lock(mu_);
-    if (src >= 0 && src < nprocs_ && src != pid_)
-        bspe_expect(ep_, chan_of_[static_cast<std::size_t>(src)], messages, now());
+    if (src < 0 || src >= nprocs_ || src == pid_)
+        return;
+    // Expecting nothing from a peer without a channel needs no channel.
+    const int c = messages ? chan_to(src) : bspe_chan_find(ep_, static_cast<u32>(src), kPort);
+    if (c >= 0)
+        bspe_expect(ep_, c, messages, now());
 }
 
 void UdpTransport::print_stats() const {

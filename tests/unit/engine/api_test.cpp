@@ -30,12 +30,19 @@ void rec_timer(void *ctx, uint64_t when) {
     static_cast<Recorder *>(ctx)->timer = when;
 }
 
-const bspe_ops kOps = {rec_xmit, rec_rx, rec_deliver, nullptr, rec_complete, rec_timer, nullptr};
+const bspe_ops kOps = {rec_xmit,  rec_rx,  rec_deliver,     nullptr,        rec_complete,
+                       rec_timer, nullptr, heap_chan_alloc, heap_chan_free, nullptr};
 
 struct Ep {
     explicit Ep(const bspe_cfg &c) : mem(bspe_mem_size(&c) / 8 + 1) {
         ep = bspe_init(mem.data(), mem.size() * 8, &c, &kOps, &rec);
     }
+    ~Ep() {
+        if (ep)
+            bspe_fini(ep);  // frees the channels still open
+    }
+    Ep(const Ep &) = delete;
+    Ep &operator=(const Ep &) = delete;
     std::vector<uint64_t> mem;
     Recorder rec;
     bspe_ep *ep;

@@ -127,6 +127,9 @@ TEST(Endpoint, RefusedPlacementIsRecovered) {
         [](void *, void *, int) {},
         [](void *, uint64_t) {},
         nullptr,
+        heap_chan_alloc,
+        heap_chan_free,
+        nullptr,
     };
     std::vector<uint64_t> ma(bspe_mem_size(&c) / 8 + 1), mb(ma.size());
     c.node = 0;
@@ -146,7 +149,7 @@ TEST(Endpoint, RefusedPlacementIsRecovered) {
             std::memcpy(p.data(), x.hdr, BSPE_HDR_LEN);
             if (x.len)
                 std::memcpy(p.data() + BSPE_HDR_LEN, static_cast<uint8_t *>(x.msg) + x.off, x.len);
-            bspe_csum_fill(p.data(), p.data() + BSPE_HDR_LEN, x.len);
+            bspe_seal(to == b ? a : b, p.data(), p.data() + BSPE_HDR_LEN, x.len);
             bspe_rx(to, x.rail, p.data(), static_cast<uint32_t>(p.size()), now);
         }
     };

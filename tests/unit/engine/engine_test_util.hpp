@@ -3,9 +3,19 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "sim.hpp"
 
 namespace enginetest {
+
+// Channel memory for engines the tests drive directly (ops->chan_alloc / chan_free).
+inline void *heap_chan_alloc(void *, size_t size) {
+    return std::calloc(1, size);
+}
+inline void heap_chan_free(void *, void *mem, size_t) {
+    std::free(mem);
+}
 
 constexpr uint64_t kUs = 1000;
 constexpr uint64_t kMs = 1000 * kUs;

@@ -15,6 +15,8 @@ using namespace enginetest;
 
 namespace {
 
+constexpr uint32_t kPeerInc = 5;  // incarnation of the hand-built packets' sender
+
 int rx_ok(void *, const bspe_rx_frag *) {
     return 0;
 }
@@ -22,7 +24,8 @@ void nop_xmit(void *, const bspe_xmit *) {}
 void nop_deliver(void *, const bspe_delivery *) {}
 void nop_complete(void *, void *, int) {}
 void nop_timer(void *, uint64_t) {}
-const bspe_ops kOps = {nop_xmit, rx_ok, nop_deliver, nullptr, nop_complete, nop_timer, nullptr};
+const bspe_ops kOps = {nop_xmit,  rx_ok,   nop_deliver,     nullptr,        nop_complete,
+                       nop_timer, nullptr, heap_chan_alloc, heap_chan_free, nullptr};
 
 class Hostile : public ::testing::Test {
   protected:
@@ -53,6 +56,7 @@ class Hostile : public ::testing::Test {
         h->dst_node = htonl(1);
         h->src_port = htons(1);
         h->dst_port = htons(1);
+        h->src_inc = htonl(kPeerInc);
         h->seq = htonl(seq);
         h->epoch = htonl(1);
         h->msg_id = htonl(msg_id);
@@ -64,15 +68,27 @@ class Hostile : public ::testing::Test {
 
     bspe_hdr *hdr(std::vector<uint8_t> &p) { return reinterpret_cast<bspe_hdr *>(p.data()); }
 
-    // Engine memory with every counter zeroed.
+    void TearDown() override {
+        if (ep)
+            bspe_fini(ep);  // frees the channels
+    }
+
+    // Engine memory (fixed part, then every open channel's) with every counter zeroed.
     std::vector<uint64_t> state() {
         std::vector<uint64_t> s = mem;
         auto *e = reinterpret_cast<bspe_ep *>(s.data());
         std::memset(&e->st, 0, sizeof(e->st));
-        auto delta = reinterpret_cast<char *>(s.data()) - reinterpret_cast<char *>(mem.data());
-        auto *chans = reinterpret_cast<bspe_chan *>(reinterpret_cast<char *>(ep->chans) + delta);
-        for (int c = 0; c < cfg.max_chans; c++)
-            std::memset(chans[c].st, 0, sizeof(chans[c].st));
+        const size_t words = bspe_chan_size(&cfg) / 8;
+        for (int c = 0; c < cfg.max_chans; c++) {
+            const bspe_chan *ch = ep->tab[c];
+            if (!ch)
+                continue;
+            const auto *w = reinterpret_cast<const uint64_t *>(ch);
+            size_t at = s.size();
+            s.insert(s.end(), w, w + words);
+            auto *copy = reinterpret_cast<bspe_chan *>(s.data() + at);
+            std::memset(copy->st, 0, sizeof(copy->st));
+        }
         return s;
     }
 
@@ -115,7 +131,7 @@ TEST_F(Hostile, TruncatedPackets) {
 }
 
 TEST_F(Hostile, WrongVersionAndType) {
-    for (uint8_t v : {0, 2, 255}) {
+    for (uint8_t v : {0, 1, 3, 255}) {
         auto p = valid(1, 1);
         hdr(p)->version = v;
         refused(p, -EPROTONOSUPPORT, BSPE_DROP_VERSION);
@@ -129,8 +145,11 @@ TEST_F(Hostile, WrongVersionAndType) {
 
 TEST_F(Hostile, FlagsAddressesRails) {
     auto p = valid(1, 1);
-    hdr(p)->flags = htons(0xffff);
+    hdr(p)->flags = htons(0xffff & ~BSPE_F_AUTH);
     refused(p, -EBADMSG, BSPE_DROP_FLAGS);
+    p = valid(1, 1);
+    hdr(p)->flags = htons(0xffff);  // a MAC this endpoint does not expect comes first
+    refused(p, -EACCES, BSPE_DROP_AUTH);
     p = valid(1, 1);
     hdr(p)->flags = htons(BSPE_F_PROBE);  // probe bit on DATA
     refused(p, -EBADMSG, BSPE_DROP_FLAGS);
@@ -151,6 +170,9 @@ TEST_F(Hostile, FlagsAddressesRails) {
     refused(p, -EBADMSG, BSPE_DROP_RAIL);
     p = valid(1, 1);
     hdr(p)->ack_rail = 2;
+    refused(p, -EBADMSG, BSPE_DROP_RAIL);
+    p = valid(1, 1);
+    hdr(p)->rail = 1;  // a rail that exists, but the packet came on rail 0
     refused(p, -EBADMSG, BSPE_DROP_RAIL);
 }
 
@@ -223,6 +245,7 @@ TEST_F(Hostile, ControlPacketsWithDataFields) {
     h->dst_node = htonl(1);
     h->dst_port = htons(1);
     h->src_port = htons(1);
+    h->src_inc = htonl(kPeerInc);
     h->flags = htons(BSPE_F_PROBE);
     refused(q, -EBADMSG, BSPE_DROP_MALFORMED);
     h->flags = htons(BSPE_F_SYNC);
@@ -232,7 +255,7 @@ TEST_F(Hostile, ControlPacketsWithDataFields) {
 TEST_F(Hostile, ChecksumWrongOrMissing) {
     auto p = valid(1, 1);
     hdr(p)->flags = htons(BSPE_F_CSUM);
-    bspe_csum_fill(p.data(), p.data() + BSPE_HDR_LEN, 1000);
+    bspe_seal(ep, p.data(), p.data() + BSPE_HDR_LEN, 1000);
     p[BSPE_HDR_LEN + 10] ^= 1;
     refused(p, -EBADMSG, BSPE_DROP_CSUM);
     ep->cfg.flags |= BSPE_CFG_REQUIRE_CSUM;

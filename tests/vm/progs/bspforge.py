@@ -29,12 +29,12 @@ import struct
 import sys
 
 ETH_P_BSP = 0x88B5
-VERSION = 1
+VERSION = 2
 T_DATA, T_ACK, T_PROD, T_HELLO = 1, 2, 3, 4
 F_CSUM = 0x0020
-HDR_LEN = 56
-HELLO_LEN = 32
-MAC_LEN = 0
+HDR_LEN = 72
+HELLO_LEN = 40
+MAC_LEN = 8
 
 
 def csum(data):
@@ -47,20 +47,21 @@ def csum(data):
 
 
 def hello_pkt(node, inc, seq, rail=0, nrails=1, mtu=1500, cluster=0):
-    h = struct.pack("!BBHIIBBHIIIHH", VERSION, T_HELLO, 0, cluster, node, rail,
-                    nrails, mtu, 1, inc, seq, 100, 0)
+    h = struct.pack("!BBHIIBBHIIIHHQ", VERSION, T_HELLO, 0, cluster, node, rail,
+                    nrails, mtu, 1, inc, seq, 100, 0, 0)
+    assert len(h) == HELLO_LEN
     c = csum(h)
-    return h[:-2] + struct.pack("!H", c)
+    return h[:30] + struct.pack("!H", c) + h[32:]
 
 
 def hdr_pkt(typ, src_node, src_port, dst_node, dst_port, flags=0, epoch=0,
-            seq=0, payload=b""):
+            seq=0, payload=b"", src_inc=1, dst_inc=0):
     flags |= F_CSUM
     msg_len = len(payload) if typ == T_DATA else 0
     unit = max(len(payload), 1) if typ == T_DATA else 0
-    h = struct.pack("!BBHIIHHBBHIIIIIIIIHH", VERSION, typ, flags, src_node,
-                    dst_node, src_port, dst_port, 0, 0, 0, seq, 0, 0, 0,
-                    epoch, 0, msg_len, 0, unit, len(payload))
+    h = struct.pack("!BBHIIHHBBHIIIIIIIIIIHHQ", VERSION, typ, flags, src_node,
+                    dst_node, src_port, dst_port, 0, 0, 0, src_inc, dst_inc,
+                    seq, 0, 0, 0, epoch, 0, msg_len, 0, unit, len(payload), 0)
     assert len(h) == HDR_LEN
     c = csum(h + payload)
     return h[:18] + struct.pack("!H", c) + h[20:] + payload

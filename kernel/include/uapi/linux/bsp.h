@@ -96,10 +96,10 @@ struct sockaddr_bsp {
  */
 #define BSP_PROTO_STATS		8
 /*
- * BSP_CHANNELS (set before bind, get; __u32): the number of remote sockets
- * this socket can exchange messages with at a time (the size of its
- * protocol channel table, 1..BSP_GROUP_MAX; memory grows with it). The
- * default is the module parameter max_chans. Set on a bound socket: EBUSY.
+ * BSP_CHANNELS (set before bind, get; __u32): the most remote sockets this
+ * socket can have protocol channels to at a time (1..BSP_GROUP_MAX), a
+ * ceiling: each channel is allocated when first used. The default is the
+ * module parameter max_chans. Set on a bound socket: EBUSY.
  */
 #define BSP_CHANNELS		9
 
@@ -163,10 +163,12 @@ enum bsp_proto_drop {
 	BSP_PROTO_DROP_NOBUFS,		/* receive buffer full */
 	BSP_PROTO_DROP_NOMEM,		/* no memory for the message */
 	BSP_PROTO_DROP_DUP,		/* already received */
+	BSP_PROTO_DROP_AUTH,		/* MAC missing or wrong */
+	BSP_PROTO_DROP_STALE,		/* for or from an earlier socket */
 	__BSP_PROTO_DROP_MAX,
 };
 
-#define BSP_PROTO_DROP_SLOTS	16	/* size of bsp_proto_stats.drops[] */
+#define BSP_PROTO_DROP_SLOTS	32	/* size of bsp_proto_stats.drops[] */
 
 struct bsp_proto_stats {
 	__u64	data_tx;	/* DATA packets sent, retransmissions included */
