@@ -204,6 +204,17 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     cfg_.max_msg = 256 << 10;
     cfg_.rcvbuf = 32 << 20;
     cfg_.sndbuf_pkts = 4096;
+    if (auth_) {
+        // The packet MAC's key, derived from the job secret (Documentation/security.rst,
+        // "Authenticated packets"); neither ever goes on the wire.
+        const std::string_view secret = session.job_secret();
+        if (secret.size() < 16)
+            throw std::runtime_error(
+                "the job secret is shorter than 16 bytes: it cannot key "
+                "the UDP transport's packet MAC");
+        cfg_.flags |= BSPE_CFG_AUTH;
+        bspe_key_derive(secret.data(), static_cast<u32>(secret.size()), cfg_.key);
+    }
     if (bspe_cfg_check(&cfg_) != 0)
         throw std::runtime_error("protocol engine refused the UDP transport configuration");
     const std::size_t size = bspe_mem_size(&cfg_);
