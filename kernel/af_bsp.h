@@ -41,6 +41,7 @@ extern unsigned int bsp_default_reasm_timeout_ms;
 /* ---- per network namespace state (pernet.c) ---- */
 
 struct bsp_master;
+struct bsp_key;
 
 struct bsp_net {
 	struct net *net;
@@ -48,7 +49,7 @@ struct bsp_net {
 	/* sysctl net.bsp.*; read with READ_ONCE, written by the sysctl core */
 	u32 node_id;
 	u32 cluster_id;
-	u32 incarnation;	/* random per namespace state, in hellos */
+	u32 incarnation;	/* of the namespace's state (realtime ms), in hellos */
 	/* last socket incarnation (engine src_inc), see bsp_next_incarnation */
 	atomic_t sock_inc;
 	u32 hello_interval_ms;
@@ -58,6 +59,8 @@ struct bsp_net {
 	u32 reasm_timeout_ms;
 	unsigned long mem_pages;	/* net.bsp.mem: receive memory limit */
 	struct ctl_table_header *sysctl_hdr;
+	/* cluster key (auth.c): NULL = unauthenticated; RCU, key_mutex */
+	struct bsp_key __rcu *key;
 
 	/*
 	 * Receive memory of every socket of the namespace (bytes of skb

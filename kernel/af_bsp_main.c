@@ -23,6 +23,7 @@
 #include "peer.h"
 #include "rail.h"
 #include "transport.h"
+#include "auth.h"
 
 #define AF_BSP_VERSION "0.1"
 
@@ -80,6 +81,11 @@ module_param_named(reasm_timeout_ms, bsp_default_reasm_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(reasm_timeout_ms,
 		 "default of net.bsp.reasm_timeout_ms: a channel whose reassembly makes no progress for this long is closed");
 
+static bool bsp_selftest;
+module_param_named(selftest, bsp_selftest, bool, 0444);
+MODULE_PARM_DESC(selftest,
+		 "at load, check that the engine's SipHash equals the kernel's siphash() (fail the load otherwise)");
+
 bool bsp_checksum = true;
 module_param_named(checksum, bsp_checksum, bool, 0444);
 MODULE_PARM_DESC(checksum,
@@ -103,6 +109,12 @@ static int __init af_bsp_init(void)
 	    bsp_default_reasm_timeout_ms > 3600000) {
 		pr_err("af_bsp: module parameter out of range\n");
 		return -EINVAL;
+	}
+
+	if (bsp_selftest) {
+		err = bsp_auth_selftest();
+		if (err)
+			return err;
 	}
 
 	err = bsp_pernet_register();

@@ -26,6 +26,7 @@
 #include "peer.h"
 #include "rail.h"
 #include "transport.h"
+#include "auth.h"
 #include "engine/bspe_wire.h"
 
 static void bsp_rail_dead(struct bsp_net *bn, u32 node, u8 rail)
@@ -44,7 +45,9 @@ static void bsp_send_hello(struct bsp_net *bn, struct bsp_master *m,
 {
 	struct bspe_hello_info hi = { };
 	struct net_device *dev = rail->dev;
+	u8 key[BSPE_KEY_LEN];
 	struct sk_buff *skb;
+	bool keyed;
 
 	skb = alloc_skb(bsp_rail_headroom() + BSPE_HELLO_LEN, GFP_ATOMIC);
 	if (!skb)
@@ -59,7 +62,10 @@ static void bsp_send_hello(struct bsp_net *bn, struct bsp_master *m,
 	hi.incarnation = bn->incarnation;
 	hi.hello_seq = ++bn->hello_seq[rail->index];
 	hi.interval_ms = min_t(u32, READ_ONCE(bn->hello_interval_ms), U16_MAX);
-	bspe_hello_build(skb_put(skb, BSPE_HELLO_LEN), &hi, NULL);
+	keyed = bsp_key_get(bn, key);
+	bspe_hello_build(skb_put(skb, BSPE_HELLO_LEN), &hi,
+			 keyed ? key : NULL);
+	memzero_explicit(key, sizeof(key));
 	if (!bsp_rail_xmit(bn, rail->index, dev->broadcast, skb))
 		atomic_long_inc(&bn->hello_tx);
 }
@@ -114,7 +120,8 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 		       struct sk_buff *skb)
 {
 	struct bspe_hello_info hi;
-	bool came_up, restarted;
+	bool came_up, restarted, keyed;
+	u8 key[BSPE_KEY_LEN];
 	int err;
 
 	/* a peer is an interface: never a group address (nor zero) */
@@ -122,9 +129,14 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 		bsp_count_drop(bn, BSP_DROP_SRC_MAC);
 		goto out;
 	}
-	err = bspe_hello_parse(skb->data, skb->len, &hi, NULL);
+	/* with a cluster key, nothing of an unauthenticated hello is used */
+	keyed = bsp_key_get(bn, key);
+	err = bspe_hello_parse(skb->data, skb->len, &hi, keyed ? key : NULL);
+	memzero_explicit(key, sizeof(key));
 	if (err) {
-		if (err == -EPROTONOSUPPORT)
+		if (err == -EACCES)
+			bsp_count_drop(bn, BSP_DROP_AUTH);
+		else if (err == -EPROTONOSUPPORT)
 			bsp_count_drop(bn, BSP_DROP_VERSION);
 		else if (skb->len >= BSPE_HELLO_LEN &&
 			 !bspe_csum_ok(skb->data, BSPE_HELLO_LEN))
@@ -153,7 +165,7 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 		goto out;
 	}
 	err = bsp_peer_hello(bn, rail->index, eth_hdr(skb)->h_source, &hi,
-			     false, &came_up, &restarted);
+			     keyed, &came_up, &restarted);
 	switch (err) {
 	case 0:
 		break;

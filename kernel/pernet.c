@@ -18,6 +18,7 @@
 #include "af_bsp.h"
 #include "peer.h"
 #include "discovery.h"
+#include "auth.h"
 
 unsigned int bsp_net_id __read_mostly;
 
@@ -127,6 +128,12 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.proc_handler	= proc_doulongvec_minmax,
 		.extra1		= &bsp_sysctl_mem_min,
 	},
+	{
+		/* write-only: 32 hex digits or "off" (auth.c) */
+		.procname	= "cluster_key",
+		.mode		= 0200,
+		.proc_handler	= bsp_sysctl_cluster_key,
+	},
 	{ }
 };
 
@@ -146,6 +153,7 @@ static int bsp_sysctl_init_net(struct bsp_net *bn)
 	t[5].data = &bn->max_peers;
 	t[6].data = &bn->reasm_timeout_ms;
 	t[7].data = &bn->mem_pages;
+	t[8].data = bn;
 
 	bn->sysctl_hdr = register_net_sysctl(bn->net, "net/bsp", t);
 	if (!bn->sysctl_hdr) {
@@ -174,7 +182,12 @@ static int __net_init bsp_net_init(struct net *net)
 	 */
 	bn->node_id = get_random_u32() | 1;
 	bn->cluster_id = 0;
-	bn->incarnation = get_random_u32();
+	/*
+	 * The real-time clock in ms: a namespace's state created later has a
+	 * newer incarnation (serial arithmetic), so peers in authenticated
+	 * mode can tell a restart from a replayed hello of an earlier one.
+	 */
+	bn->incarnation = bsp_realtime_ms() ?: 1;
 	atomic_set(&bn->sock_inc, bsp_realtime_ms() - 1);
 	bn->hello_interval_ms = bsp_default_hello_ms;
 	bn->peer_timeout_ms = bsp_default_peer_timeout_ms;
@@ -221,6 +234,7 @@ static void __net_exit bsp_net_exit(struct net *net)
 	bsp_peer_exit_net(bn);
 	bsp_proc_exit_net(bn);
 	bsp_sysctl_exit_net(bn);
+	bsp_key_exit_net(bn);
 	WARN_ON_ONCE(!hlist_empty(&bn->socks));
 	WARN_ON_ONCE(atomic_long_read(&bn->rmem));
 }

@@ -19,6 +19,7 @@
 
 #include "af_bsp.h"
 #include "peer.h"
+#include "auth.h"
 
 static const char * const bsp_drop_names[__BSP_DROP_MAX] = {
 	[BSP_DROP_SHORT]		= "short",
@@ -38,6 +39,7 @@ static const char * const bsp_drop_names[__BSP_DROP_MAX] = {
 	[BSP_DROP_PEER_CONFLICT]	= "peer_conflict",
 	[BSP_DROP_REPLAY]		= "replay",
 	[BSP_DROP_MEM]			= "mem",
+	[BSP_DROP_AUTH]			= "auth",
 };
 
 static struct bsp_net *bsp_seq_net(struct seq_file *seq)
@@ -118,6 +120,7 @@ static int bsp_stats_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "rmem_limit %lu\n", READ_ONCE(bn->mem_pages) << PAGE_SHIFT);
 	seq_printf(seq, "reasm_expired %ld\n",
 		   atomic_long_read(&bn->reasm_expired));
+	seq_printf(seq, "auth %d\n", bsp_key_is_set(bn));
 	for (i = 0; i < __BSP_DROP_MAX; i++)
 		seq_printf(seq, "drop_%s %lu\n", bsp_drop_names[i],
 			   atomic_long_read(&bn->drops[i]));

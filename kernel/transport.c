@@ -62,6 +62,7 @@
 #include "transport.h"
 #include "peer.h"
 #include "rail.h"
+#include "auth.h"
 #include "engine/bspe.h"
 
 struct bsp_transport {
@@ -675,7 +676,10 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.nrails = bsp_max_rails;
 	cfg.flags = BSPE_CFG_AUTO_OPEN | BSPE_CFG_EXT_RCVBUF;
 	get_random_bytes(cfg.hash_key, sizeof(cfg.hash_key));
-	if (bsp_checksum)
+	if (bsp_key_get(bn, cfg.key))
+		/* every frame signed and checked: the MAC covers the checksum */
+		cfg.flags |= BSPE_CFG_AUTH;
+	else if (bsp_checksum)
 		cfg.flags |= BSPE_CFG_CSUM | BSPE_CFG_REQUIRE_CSUM;
 	cfg.max_chans = bs->chans ?: bsp_max_chans;	/* a ceiling */
 	/* our rails and what the peers known now accept (their hellos) */
@@ -725,6 +729,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->frag_size = cfg.frag_size;
 	tp->max_chans = cfg.max_chans;
 	tp->ep = bspe_init(tp->mem, size, &cfg, &bsp_engine_ops, tp);
+	memzero_explicit(cfg.key, sizeof(cfg.key));	/* the engine has it */
 	if (!tp->ep) {
 		mem_cgroup_put(tp->memcg);
 		kvfree(tp->slots);

@@ -19,6 +19,9 @@ struct UdpEndpoint {
     UdpEndpoint();  // throws std::runtime_error / std::system_error with the reason
     std::vector<RailAddress> addrs;
     std::vector<RailSocket> sockets;
+    // Packets carry a MAC keyed from the job secret (BSP_UDP_AUTH, default 1;
+    // Documentation/security.rst, "Authenticated packets").
+    bool auth = true;
     std::vector<std::byte> blob() const;  // what the others need to reach us
 };
 

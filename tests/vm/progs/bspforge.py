@@ -3,8 +3,9 @@
 """Forge AF_BSP frames from a host that is not a cluster member (AF_PACKET).
 
   bspforge.py hello DEV NODE INC SEQ [--rail R] [--nrails N] [--mtu M]
-                    [--cluster C] [--src MAC]
-      one hello (broadcast) claiming node NODE, incarnation INC, hello_seq SEQ
+                    [--cluster C] [--src MAC] [--auth]
+      one hello (broadcast) claiming node NODE, incarnation INC, hello_seq SEQ;
+      --auth: flagged as authenticated, with a made-up MAC
   bspforge.py sniff DEV NODE TIMEOUT
       waits for a hello of NODE on DEV, prints "INC SEQ SRC_MAC HEX" (the frame)
   bspforge.py sniffdata DEV NODE TIMEOUT
@@ -20,10 +21,14 @@
       NODE0 + i // 16, port 1000 + i % 16
   bspforge.py hellos DEV COUNT NODE0
       COUNT hellos (broadcast) from COUNT distinct node ids NODE0 + i
+  bspforge.py batch
+      the commands above, one per line of standard input (no python start-up
+      between them)
 Prints the number of frames sent. The header layout is the engine's
 (kernel/engine/bspe_wire.h, Documentation/protocol.rst).
 """
 import argparse
+import shlex
 import socket
 import struct
 import sys
@@ -32,6 +37,8 @@ ETH_P_BSP = 0x88B5
 VERSION = 2
 T_DATA, T_ACK, T_PROD, T_HELLO = 1, 2, 3, 4
 F_CSUM = 0x0020
+F_AUTH = 0x0200
+HELLO_F_AUTH = 0x0001
 HDR_LEN = 72
 HELLO_LEN = 40
 MAC_LEN = 8
@@ -46,9 +53,14 @@ def csum(data):
     return (~s) & 0xFFFF
 
 
-def hello_pkt(node, inc, seq, rail=0, nrails=1, mtu=1500, cluster=0):
-    h = struct.pack("!BBHIIBBHIIIHHQ", VERSION, T_HELLO, 0, cluster, node, rail,
-                    nrails, mtu, 1, inc, seq, 100, 0, 0)
+def hello_pkt(node, inc, seq, rail=0, nrails=1, mtu=1500, cluster=0,
+              auth=False):
+    """A hello; with auth, flagged as authenticated with a MAC that is not
+    the cluster key's (a forger has no key)."""
+    flags = HELLO_F_AUTH if auth else 0
+    mac = 0x0123456789ABCDEF if auth else 0
+    h = struct.pack("!BBHIIBBHIIIHHQ", VERSION, T_HELLO, flags, cluster, node,
+                    rail, nrails, mtu, 1, inc, seq, 100, 0, mac)
     assert len(h) == HELLO_LEN
     c = csum(h)
     return h[:30] + struct.pack("!H", c) + h[32:]
@@ -91,6 +103,16 @@ TYPES = {"data": T_DATA, "ack": T_ACK, "prod": T_PROD}
 
 
 def main():
+    if sys.argv[1:2] == ["batch"]:
+        # one command per line of standard input, all in this process
+        for line in sys.stdin:
+            if line.strip():
+                run(shlex.split(line))
+        return
+    run(sys.argv[1:])
+
+
+def run(argv):
     ap = argparse.ArgumentParser(usage=__doc__)
     ap.add_argument("cmd")
     ap.add_argument("args", nargs="*")
@@ -105,7 +127,7 @@ def main():
     ap.add_argument("--epoch", type=int, default=0)
     ap.add_argument("--seq", type=int, default=0)
     ap.add_argument("--count", type=int, default=1)
-    o = ap.parse_args()
+    o = ap.parse_args(argv)
     a = o.args
     if o.cmd == "sniffdata":
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_BSP))
@@ -138,7 +160,7 @@ def main():
     link = Link(a[0], o.src)
     if o.cmd == "hello":
         link.send(BCAST, hello_pkt(int(a[1]), int(a[2]), int(a[3]), o.rail,
-                                   o.nrails, o.mtu, o.cluster))
+                                   o.nrails, o.mtu, o.cluster, o.auth))
     elif o.cmd == "replay":
         link.send(mac_bytes(o.dst) if o.dst else BCAST, bytes.fromhex(a[1]))
     elif o.cmd == "frame":

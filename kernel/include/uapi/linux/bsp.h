@@ -296,6 +296,9 @@ enum bsp_drop_reason {
 				 */
 	BSP_DROP_REPLAY,	/* hello not newer than the last one heard */
 	BSP_DROP_MEM,		/* data refused: net.bsp.mem reached */
+	BSP_DROP_AUTH,		/* hello without the cluster key's MAC (or
+				 * with one while no key is set)
+				 */
 	__BSP_DROP_MAX,
 };
 
