@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * AF_BSP neighbour discovery (DESIGN item 3).
+ * AF_BSP neighbour discovery (Documentation/protocol.rst, discovery).
  *
  * Every net.bsp.hello_interval_ms a work item of each namespace that has
  * a bsp master broadcasts a hello (struct bspe_hello, built by the

@@ -2,7 +2,8 @@
 /*
  * AF_BSP per network namespace state: identity and tunables under the
  * sysctl directory net.bsp, the port table, the peer table and the
- * counters. Every cluster node is one namespace (DESIGN item 1).
+ * counters. Every cluster node is one namespace
+ * (Documentation/kernel-design.rst).
  *
  * Context: init and exit run in process context from the netns core
  * (net_mutex held); by the time exit runs no socket of the namespace is

@@ -2,8 +2,9 @@
 /*
  * Acknowledgment in the AF_BSP protocol engine: cumulative
  * ack and end-of-hole processing with hole-filling retransmission
- * (seed 000 4.3), implicit superstep acknowledgment (DESIGN.md item 5),
- * explicit control packets (ACK, PROD, probes) and the round-trip estimate.
+ * ([DHS99] 4.3), implicit superstep acknowledgment
+ * (Documentation/protocol.rst), explicit control packets (ACK, PROD,
+ * probes) and the round-trip estimate.
  */
 #include "bspe_internal.h"
 

@@ -24,7 +24,7 @@ u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes)
 	return rto << (probes < 6 ? probes : 6);
 }
 
-/* Does the receiver side of @ch need data from the peer (seed 000 4.3)? */
+/* Does the receiver side of @ch need data from the peer ([DHS99] 4.3)? */
 static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 			   u8 *rails)
 {

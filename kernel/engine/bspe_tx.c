@@ -384,7 +384,7 @@ static int bspe_msg_unsent(const struct bspe_ep *ep, const struct bspe_smsg *m)
  * Paced endpoints send in submission order across channels: the
  * channel holding the oldest unsent message goes first, and the next
  * one only when it has nothing left that it may send. A destination
- * schedule chosen above (Bisseling's latin square, see
+ * schedule chosen above ([DHS99]'s latin square, see
  * Documentation/messaging.rst) thus reaches the wire as it was chosen,
  * instead of in channel order whenever the pacing timer releases packets.
  *

@@ -1,5 +1,5 @@
 // Packet statistics of canonical BSP workloads through the protocol engine and the simulated
-// network, in the shape of seed 000 Table 5, plus the engine's own CPU cost per packet and the
+// network, in the shape of [DHS99] Table 5, plus the engine's own CPU cost per packet and the
 // issue's targets, checked on the symmetric total exchange with 0.1% loss:
 //   explicit acknowledgements < 2% of data packets, spurious retransmissions < 0.5%, and with
 //   2 rails every retransmission explained by a real loss (no retransmission arrives twice).

@@ -35,7 +35,7 @@ shape()
 
 # throughput RAILS SIZE -> Mbit/s measured by the receiver. The sender
 # paces at 95% of the rails' total rate, as the messaging layer would
-# (DESIGN item 7), instead of overrunning the shaped links' queues.
+# (Documentation/messaging.rst, pacing), instead of overrunning the shaped links' queues.
 throughput()
 {
 	local size=$2 count=$((VOLUME / $2)) out

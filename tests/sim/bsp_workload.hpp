@@ -1,5 +1,5 @@
 // A BSP program run over the simulator: supersteps of (count exchange = barrier, data phase),
-// as seed 000 section 3 describes the BSPlib messaging layer.
+// as [DHS99] section 3 describes the BSPlib messaging layer.
 //
 // Superstep s on node i:
 //   1. enter barrier s: send a SYNC message with the number of data messages i will send

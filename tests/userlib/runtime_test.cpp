@@ -20,7 +20,7 @@ void expect_ok(const std::vector<bsp::test::Outcome> &out) {
         EXPECT_EQ(out[p].error, "") << "process " << p;
 }
 
-// Seed 003, section 13: bsp_allsums1 (logarithmic technique).
+// [SHM97], section 13: bsp_allsums1 (logarithmic technique).
 int allsums1(Runtime &r, int x) {
     int left = 0, right = x;
     r.push_reg("bsp_pushregister", &left, sizeof(int));
@@ -36,7 +36,7 @@ int allsums1(Runtime &r, int x) {
     return right;
 }
 
-// Seed 003, section 13: bsp_allsums2 (one superstep, p puts).
+// [SHM97], section 13: bsp_allsums2 (one superstep, p puts).
 int allsums2(Runtime &r, int x) {
     std::vector<int> array(static_cast<std::size_t>(r.nprocs()), 0);
     r.push_reg("bsp_pushregister", array.data(), r.nprocs() * static_cast<int>(sizeof(int)));

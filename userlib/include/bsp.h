@@ -50,7 +50,7 @@ extern "C" {
 /*
  * Registration identifiers and the remote source of a get are addresses that libbsp
  * compares but never reads through: tell GCC, so that registering a variable before
- * its first assignment (as seed 003's examples do) draws no -Wmaybe-uninitialized.
+ * its first assignment (as [SHM97]'s examples do) draws no -Wmaybe-uninitialized.
  */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 #define BSP_ADDRESS_ONLY(i) __attribute__((access(none, i)))

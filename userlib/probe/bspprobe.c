@@ -1,8 +1,8 @@
-/* bspprobe: the BSP machine parameters of seed 003, Appendix B, measured through libbsp.
+/* bspprobe: the BSP machine parameters of [SHM97], Appendix B, measured through libbsp.
  *
  *   bspprobe [-p 1,2,4,8] [-h words]     driver: runs the measurement for every p, with
  *                                         and without combining, and prints a table laid
- *                                         out like seed 003 Table 2
+ *                                         out like [SHM97] Table 2
  *   bspprobe --measure [-h words]         one measurement (SPMD; P from BSP_NPROCS or
  *                                         the launcher); prints one RESULT line
  *
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
             break;
         c++;
     }
-    printf("BSP machine parameters measured by bspprobe (seed 003, Table 2 layout)\n");
+    printf("BSP machine parameters measured by bspprobe ([SHM97], Table 2 layout)\n");
     printf("transport %s, schedule %s, h = %d 32-bit words\n",
            getenv("BSP_TRANSPORT") ? getenv("BSP_TRANSPORT") : "auto",
            getenv("BSP_SCHEDULE") ? getenv("BSP_SCHEDULE") : "latin", h_words);

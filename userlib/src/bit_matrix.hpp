@@ -1,6 +1,6 @@
 // The p x p communication matrix of a superstep: bit (i, j) is set when process i has
 // data or get requests for process j. Each process contributes its own row; the barrier
-// ORs the rows of every process together (seed 000, section 3, step 2).
+// ORs the rows of every process together ([DHS99], section 3, step 2).
 #pragma once
 
 #include <cstddef>

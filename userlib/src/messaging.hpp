@@ -1,4 +1,4 @@
-// The BSP messaging layer (seed 000 section 3): runs the communication of one superstep
+// The BSP messaging layer ([DHS99] section 3): runs the communication of one superstep
 // over a Transport. Steps, all inside bsp_sync:
 //   1. barrier: a dissemination all-to-all of the processes' contributions, i.e. the
 //      OR-reduction of the communication bit-matrix (plus registration and tag-size

@@ -1,7 +1,7 @@
-// Pacing (seed 000 section 3): after the barrier every process knows who sends to whom
+// Pacing ([DHS99] section 3): after the barrier every process knows who sends to whom
 // (the OR-reduced matrix), so it knows how many senders will share each receiver's link
 // under the chosen destination schedule. A sender injects at the rate that keeps every
-// receiver it sends to just below its link rate (DESIGN.md item 7: the rate is handed to
+// receiver it sends to just below its link rate (Documentation/messaging.rst: the rate is handed to
 // the kernel on AF_BSP and enforced by the UDP transport in user space).
 #pragma once
 

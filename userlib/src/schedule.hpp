@@ -1,4 +1,4 @@
-// Destination scheduling (seed 000 section 3; seed 003 section 15): the order in which a
+// Destination scheduling ([DHS99] section 3; [SHM97] section 15): the order in which a
 // process sends its per-destination data in the communication phase of a superstep.
 #pragma once
 

@@ -47,7 +47,7 @@ class Transport {
     virtual void flush_sends() = 0;
 
     // The barrier of superstep `epoch` has completed: every process has received all data
-    // of superstep epoch-1 (DESIGN.md item 5, superstep acknowledgement).
+    // of superstep epoch-1 (Documentation/protocol.rst, coarse-grained acknowledgement).
     virtual void barrier_completed(std::uint64_t epoch) = 0;
 
     // Injection rate for this superstep in bytes/s (0: unpaced).

@@ -128,6 +128,7 @@ class UdpTransport final : public Transport {
     int pid_;
     int nprocs_;
     int control_fd_;
+    bool auth_ = true;  // packets carry and need a MAC (BSPE_CFG_AUTH)
     std::vector<RailAddress> rail_addrs_;
     std::vector<RailSocket> rails_;
     std::vector<PeerRails> peers_;
@@ -165,6 +166,7 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
       rxbuf_(kMaxDatagram) {
     if (nprocs_ > 65535)
         throw std::runtime_error("the UDP transport supports at most 65535 processes");
+    auth_ = endpoint.auth;
     read_addresses(blobs);
 
     bspe_cfg_default(&cfg_);
@@ -202,6 +204,17 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     cfg_.max_msg = 256 << 10;
     cfg_.rcvbuf = 32 << 20;
     cfg_.sndbuf_pkts = 4096;
+    if (auth_) {
+        // The packet MAC's key, derived from the job secret (Documentation/security.rst,
+        // "Authenticated packets"); neither ever goes on the wire.
+        const std::string_view secret = session.job_secret();
+        if (secret.size() < 16)
+            throw std::runtime_error(
+                "the job secret is shorter than 16 bytes: it cannot key "
+                "the UDP transport's packet MAC");
+        cfg_.flags |= BSPE_CFG_AUTH;
+        bspe_key_derive(secret.data(), static_cast<u32>(secret.size()), cfg_.key);
+    }
     if (bspe_cfg_check(&cfg_) != 0)
         throw std::runtime_error("protocol engine refused the UDP transport configuration");
     const std::size_t size = bspe_mem_size(&cfg_);
@@ -239,10 +252,19 @@ std::vector<std::byte> UdpEndpoint::blob() const {
     const std::string h(host);
     w.put<std::uint16_t>(static_cast<std::uint16_t>(h.size()));
     w.bytes(std::as_bytes(std::span(h.data(), h.size())));
+    w.put<std::uint8_t>(auth ? 1 : 0);
     return blob;
 }
 
 UdpEndpoint::UdpEndpoint() : addrs(rails_from_environment()) {
+    if (const char *v = std::getenv("BSP_UDP_AUTH")) {
+        const std::string a(v);
+        if (a != "0" && a != "1")
+            throw std::runtime_error("BSP_UDP_AUTH=" + a +
+                                     " is invalid (expected 1, or 0 to "
+                                     "send and accept packets without a MAC: insecure)");
+        auth = a == "1";
+    }
     for (const auto &r : addrs)
         sockets.emplace_back(r);
 }
@@ -280,6 +302,13 @@ void UdpTransport::read_addresses(const std::vector<std::vector<std::byte>> &all
         const auto hl = rd.get<std::uint16_t>();
         auto hb = rd.bytes(hl);
         std::string hp(reinterpret_cast<const char *>(hb.data()), hb.size());
+        if ((rd.get<std::uint8_t>() != 0) != auth_)
+            throw std::runtime_error(
+                "BSP_UDP_AUTH differs between the processes: process " + std::to_string(p) +
+                (auth_ ? " sends packets without a MAC (BSP_UDP_AUTH=0), process "
+                       : " authenticates its packets, process ") +
+                std::to_string(pid_) + (auth_ ? " authenticates its packets" : " does not") +
+                " (set it the same way for every process)");
         if (p == 0)
             host0 = hp;
         else if (hp != host0)
@@ -301,6 +330,7 @@ std::string UdpTransport::description() const {
         s += rail_addrs_[r].spec;
     }
     s += "], fragment " + std::to_string(cfg_.frag_size) + " bytes";
+    s += auth_ ? ", packets authenticated" : ", packets NOT authenticated (BSP_UDP_AUTH=0)";
     return s;
 }
 

@@ -1,4 +1,4 @@
-// The UDP transport (seed 000's BSPlib/UDP): one UDP socket per rail, driving the
+// The UDP transport ([DHS99]'s BSPlib/UDP): one UDP socket per rail, driving the
 // protocol engine (kernel/engine/bspe.h) for reliability, acknowledgement (including the
 // superstep acknowledgement), striping over rails and pacing. Nothing of that is
 // re-implemented here: this file only moves packets between the sockets and the engine.
@@ -19,6 +19,9 @@ struct UdpEndpoint {
     UdpEndpoint();  // throws std::runtime_error / std::system_error with the reason
     std::vector<RailAddress> addrs;
     std::vector<RailSocket> sockets;
+    // Packets carry a MAC keyed from the job secret (BSP_UDP_AUTH, default 1;
+    // Documentation/security.rst, "Authenticated packets").
+    bool auth = true;
     std::vector<std::byte> blob() const;  // what the others need to reach us
 };
 

@@ -344,7 +344,7 @@ TEST(Endpoint, PacedPacketsLeaveInSubmissionOrderAcrossChannels) {
         ASSERT_EQ(dst_of_data[k], order[k / 20]) << "packet " << k;
 }
 
-// The scenario of seed 000 Table 1 at packet level: 8 nodes, total exchange of 64 KiB per
+// The scenario of [DHS99] Table 1 at packet level: 8 nodes, total exchange of 64 KiB per
 // pair in latin-square order, every node paced just below its link rate, and switch output
 // ports that hold only 8 KiB. In a latin square no two senders share a receiver at a step,
 // so nothing may overflow and nothing may be resent.

@@ -1,4 +1,4 @@
-// Hole filling and prods (seed 000 section 4.3), one rail, two nodes.
+// Hole filling and prods ([DHS99] section 4.3), one rail, two nodes.
 #include <set>
 
 #include "engine_test_util.hpp"
@@ -34,7 +34,7 @@ void send_ten(Sim &sim) {
 
 }  // namespace
 
-// Seed 000's example: 0..9 sent, only 0,1,4,5,6,9 arrive. Reverse traffic piggybacks
+// [DHS99]'s example: 0..9 sent, only 0,1,4,5,6,9 arrive. Reverse traffic piggybacks
 // ack 2 / end-of-hole 4, then ack 7 / end-of-hole 9: the sender resends 2,3 then 7,8.
 TEST(HoleFilling, SeedExampleWithReverseTraffic) {
     Sim sim(net(2, 1), test_cfg());

@@ -1,4 +1,4 @@
-// Multirail (seed 002): striping, per-link rail choice, skew, rail failure and recovery.
+// Multirail ([ZHMM04]): striping, per-link rail choice, skew, rail failure and recovery.
 #include "bsp_workload.hpp"
 #include "engine_test_util.hpp"
 

@@ -1,4 +1,4 @@
-// Coarse-grained (implicit, superstep) acknowledgement: DESIGN.md item 5.
+// Coarse-grained (implicit, superstep) acknowledgement: Documentation/protocol.rst.
 #include "bsp_workload.hpp"
 #include "engine_test_util.hpp"
 

@@ -8,7 +8,7 @@ if(TARGET bsp_engine)
   add_executable(udp_victim ${BSP_ATTACK_DIR}/udp_victim.c)
   target_link_libraries(udp_victim PRIVATE bsp)
   add_executable(udp_trust_tests ${BSP_ATTACK_DIR}/udp_trust_test.cpp)
-  target_link_libraries(udp_trust_tests PRIVATE GTest::gtest_main)
+  target_link_libraries(udp_trust_tests PRIVATE GTest::gtest_main bsp_engine)
   target_compile_definitions(udp_trust_tests PRIVATE
     BSP_UDP_ATTACKER="$<TARGET_FILE:udp_attacker>"
     BSP_UDP_VICTIM="$<TARGET_FILE:udp_victim>")

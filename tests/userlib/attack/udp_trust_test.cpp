@@ -5,15 +5,24 @@
 // attacker runs as user nobody when the test runs as root (setpriv), else as the test's
 // user, which the job equally refuses. The victim is udp_victim.c, the attacker
 // udp_attacker.cpp.
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +34,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "bspe_wire.h"
 
 namespace {
 
@@ -120,6 +131,99 @@ long rss_kib(int ospid) {
         if (line.rfind("VmRSS:", 0) == 0)
             return std::stol(line.substr(6));
     return -1;
+}
+
+// Datagrams on the loopback interface, as a capturing attacker with CAP_NET_RAW sees them
+// (root only): every UDP datagram to 127.0.0.1 from the moment of construction until
+// stop(), with its ports.
+class LoopbackCapture {
+  public:
+    struct Datagram {
+        int from_port = 0, to_port = 0;
+        std::vector<std::uint8_t> bytes;
+    };
+    LoopbackCapture() {
+        fd_ = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
+        if (fd_ < 0)
+            return;
+        sockaddr_ll sll{};
+        sll.sll_family = AF_PACKET;
+        sll.sll_protocol = htons(ETH_P_IP);
+        sll.sll_ifindex = static_cast<int>(if_nametoindex("lo"));
+        if (bind(fd_, reinterpret_cast<sockaddr *>(&sll), sizeof sll) != 0) {
+            close(fd_);
+            fd_ = -1;
+            return;
+        }
+        thread_ = std::thread([this] { run(); });
+    }
+    ~LoopbackCapture() {
+        stop();
+        if (fd_ >= 0)
+            close(fd_);
+    }
+    bool ok() const { return fd_ >= 0; }
+    void stop() {
+        stop_ = true;
+        if (thread_.joinable())
+            thread_.join();
+    }
+    // The captured datagrams from port `from` to port `to` (after stop()).
+    std::vector<std::vector<std::uint8_t>> between(int from, int to) const {
+        std::vector<std::vector<std::uint8_t>> r;
+        for (const auto &d : got_)
+            if (d.from_port == from && d.to_port == to)
+                r.push_back(d.bytes);
+        return r;
+    }
+
+  private:
+    void run() {
+        std::vector<std::uint8_t> buf(70000);
+        while (!stop_) {
+            pollfd p{fd_, POLLIN, 0};
+            if (poll(&p, 1, 20) <= 0)
+                continue;
+            sockaddr_ll from{};
+            socklen_t len = sizeof from;
+            const ssize_t n =
+                recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr *>(&from), &len);
+            // Loopback shows every packet twice (outgoing and incoming): keep one.
+            if (n < static_cast<ssize_t>(sizeof(iphdr) + sizeof(udphdr)) ||
+                from.sll_pkttype == PACKET_OUTGOING)
+                continue;
+            const auto *ip = reinterpret_cast<const iphdr *>(buf.data());
+            const std::size_t ihl = ip->ihl * 4u;
+            if (ip->protocol != IPPROTO_UDP || ip->daddr != htonl(INADDR_LOOPBACK) ||
+                static_cast<std::size_t>(n) < ihl + sizeof(udphdr))
+                continue;
+            const auto *udp = reinterpret_cast<const udphdr *>(buf.data() + ihl);
+            Datagram d;
+            d.from_port = ntohs(udp->source);
+            d.to_port = ntohs(udp->dest);
+            d.bytes.assign(buf.begin() + static_cast<std::ptrdiff_t>(ihl + sizeof(udphdr)),
+                           buf.begin() + n);
+            got_.push_back(std::move(d));
+        }
+    }
+    int fd_ = -1;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+    std::vector<Datagram> got_;
+};
+
+// Writes datagrams in udp_attacker's replay format (u32 length, bytes) to a new file.
+std::string replay_file(const std::vector<std::vector<std::uint8_t>> &dgrams) {
+    char tmpl[] = "/tmp/udp-replay-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    for (const auto &d : dgrams) {
+        const auto len = static_cast<std::uint32_t>(d.size());
+        (void)!write(fd, &len, sizeof len);
+        (void)!write(fd, d.data(), d.size());
+    }
+    fchmod(fd, 0644);  // the attacker (nobody) reads it: it stands for what it captured
+    close(fd);
+    return tmpl;
 }
 
 // A run of udp_victim with p processes: started, then stopped in its second superstep
@@ -336,6 +440,166 @@ TEST(UdpTrust, StashFloodLeavesMemoryFlat) {
     // The socket buffer may overflow under the flood: what arrived is counted.
     EXPECT_GT(v.udp_counter(1, "drop_source"), 0) << v.err();
     EXPECT_LE(v.udp_counter(1, "drop_source"), kN * 4) << v.err();
+}
+
+// The rest needs CAP_NET_RAW (root): an attacker that sends with the source address of a
+// job process (a raw socket), which the address check accepts. Only the packet MAC keyed
+// from the job secret tells these forgeries (Documentation/security.rst).
+#define REQUIRE_RAW()                                                                   \
+    do {                                                                                \
+        if (geteuid() != 0)                                                             \
+            GTEST_SKIP() << "sending with another process's source address needs root"; \
+    } while (0)
+
+std::vector<std::string> spoofed(int from_port, std::vector<std::string> args) {
+    args.insert(args.begin(), {BSP_UDP_ATTACKER, "--spoof", port(from_port)});
+    return args;
+}
+
+TEST(UdpTrust, ForgedPutWithAProcessSourceAddressIsRefusedByTheMac) {
+    REQUIRE_RAW();
+    Victim v(2);
+    ASSERT_TRUE(v.wait_ready()) << v.err();
+    const auto [rc, said] = run_tool(spoofed(v.ports[0], {"put", port(v.ports[1])}), true);
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(said, "sent 3\n");
+    EXPECT_EQ(v.go(), 0) << v.err();
+    expect_exact_results(v, 2);
+    EXPECT_EQ(v.udp_counter(1, "drop_auth"), 3) << v.err();
+    EXPECT_EQ(v.udp_counter(1, "drop_source"), 0) << v.err();
+}
+
+TEST(UdpTrust, AckCloseFloodWithProcessSourceAddressesIsRefusedByTheMac) {
+    REQUIRE_RAW();
+    constexpr int kP = 3, kTimes = 3;
+    Victim v(kP);
+    ASSERT_TRUE(v.wait_ready()) << v.err();
+    for (int dst = 0; dst < kP; ++dst)
+        for (int src = 0; src < kP; ++src) {
+            if (src == dst)
+                continue;
+            const auto [rc, said] = run_tool(
+                spoofed(v.ports[static_cast<std::size_t>(src)],
+                        {"close", port(v.ports[static_cast<std::size_t>(dst)]), std::to_string(src),
+                         std::to_string(dst), std::to_string(kTimes)}),
+                true);
+            ASSERT_EQ(rc, 0);
+            ASSERT_EQ(said, "sent " + std::to_string(kTimes) + "\n");
+        }
+    EXPECT_EQ(v.go(), 0) << v.err();
+    expect_exact_results(v, kP);
+    for (int p = 0; p < kP; ++p)
+        EXPECT_EQ(v.udp_counter(p, "drop_auth"), (kP - 1) * kTimes) << v.err();
+}
+
+// Cut datagrams with process 0's address: those too short to name a sender (under 8
+// bytes) are the transport's, the others the engine's (truncated, before the MAC).
+TEST(UdpTrust, TruncatedDatagramsWithAProcessSourceAddressAreCounted) {
+    REQUIRE_RAW();
+    constexpr int kN = 500;
+    Victim v(2);
+    ASSERT_TRUE(v.wait_ready()) << v.err();
+    const auto [rc, said] =
+        run_tool(spoofed(v.ports[0], {"trunc", port(v.ports[1]), std::to_string(kN)}), true);
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(said, "sent " + std::to_string(kN) + "\n");
+    EXPECT_EQ(v.go(), 0) << v.err();
+    expect_exact_results(v, 2);
+    // udp_attacker cuts datagram i to i % (header + 64 - 1) + 1 bytes.
+    const int whole = BSPE_HDR_LEN;
+    int short_ones = 0;
+    for (int i = 0; i < kN; ++i)
+        short_ones += i % (whole + 64 - 1) + 1 < 8;
+    EXPECT_EQ(v.udp_counter(1, "drop_source"), short_ones) << v.err();
+    EXPECT_EQ(v.udp_counter(1, "drop_truncated"), kN - short_ones) << v.err();
+}
+
+// Datagrams captured from an earlier job, replayed into a new one with the same ports'
+// roles: another job's secret, another key, refused by the MAC; from the attacker's own
+// socket, refused by the address check first.
+TEST(UdpTrust, DatagramsOfAnEarlierJobReplayedAreRefused) {
+    REQUIRE_RAW();
+    LoopbackCapture cap;
+    ASSERT_TRUE(cap.ok());
+    std::vector<std::vector<std::uint8_t>> earlier;
+    {
+        Victim a(2);
+        ASSERT_TRUE(a.wait_ready()) << a.err();
+        EXPECT_EQ(a.go(), 0) << a.err();
+        expect_exact_results(a, 2);
+        cap.stop();
+        earlier = cap.between(a.ports[0], a.ports[1]);
+    }
+    ASSERT_GT(earlier.size(), 10u);
+    const std::string file = replay_file(earlier);
+    Victim v(2);
+    ASSERT_TRUE(v.wait_ready()) << v.err();
+    const std::string n = "sent " + std::to_string(earlier.size()) + "\n";
+    const auto [rc1, said1] = run_tool({BSP_UDP_ATTACKER, "replay", port(v.ports[1]), file}, false);
+    EXPECT_EQ(rc1, 0);
+    EXPECT_EQ(said1, n);
+    const auto [rc2, said2] =
+        run_tool(spoofed(v.ports[0], {"replay", port(v.ports[1]), file}), true);
+    EXPECT_EQ(rc2, 0);
+    EXPECT_EQ(said2, n);
+    unlink(file.c_str());
+    EXPECT_EQ(v.go(), 0) << v.err();
+    expect_exact_results(v, 2);
+    EXPECT_EQ(v.udp_counter(1, "drop_source"), static_cast<long>(earlier.size())) << v.err();
+    EXPECT_EQ(v.udp_counter(1, "drop_auth"), static_cast<long>(earlier.size())) << v.err();
+}
+
+// The job's own datagrams of its first supersteps, replayed with process 0's address:
+// the MAC is right, the engine's sequence numbers make them duplicates.
+TEST(UdpTrust, DatagramsOfTheSameJobReplayedChangeNothing) {
+    REQUIRE_RAW();
+    LoopbackCapture cap;
+    ASSERT_TRUE(cap.ok());
+    Victim v(2);
+    ASSERT_TRUE(v.wait_ready()) << v.err();
+    cap.stop();
+    const auto own = cap.between(v.ports[0], v.ports[1]);
+    ASSERT_GT(own.size(), 0u);
+    const std::string file = replay_file(own);
+    const auto [rc, said] = run_tool(spoofed(v.ports[0], {"replay", port(v.ports[1]), file}), true);
+    unlink(file.c_str());
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(said, "sent " + std::to_string(own.size()) + "\n");
+    EXPECT_EQ(v.go(), 0) << v.err();
+    expect_exact_results(v, 2);
+    EXPECT_EQ(v.udp_counter(1, "drop_auth"), 0) << v.err();
+    EXPECT_EQ(v.udp_counter(1, "drop_source"), 0) << v.err();
+    // Every replayed DATA packet is a duplicate; ACKs repeat what is known.
+    long data = 0;
+    for (const auto &d : own)
+        data += d.size() > 1 && d[1] == BSPE_T_DATA;
+    EXPECT_EQ(v.udp_counter(1, "drop_dup"), data) << v.err();
+}
+
+// The stash flood with process 0's address: refused by the MAC, memory flat.
+TEST(UdpTrust, StashFloodWithAProcessSourceAddressLeavesMemoryFlat) {
+    REQUIRE_RAW();
+    constexpr int kN = 2500;
+    constexpr long kBoundKiB = 16 << 10;
+    Victim v(2);
+    ASSERT_TRUE(v.wait_ready()) << v.err();
+    const long before = rss_kib(v.ospid[1]);
+    const auto [rc, said] = run_tool(spoofed(v.ports[0], {"flood", port(v.ports[1]), "0", "1",
+                                                          std::to_string(kN), "65536", "2"}),
+                                     true);
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(said, "sent " + std::to_string(kN * 4) + "\n");
+    for (int i = 0; i < 6000 && udp_rx_queue(v.ports[1]) != 0; ++i)
+        std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(udp_rx_queue(v.ports[1]), 0);
+    const long after = rss_kib(v.ospid[1]);
+    std::printf("process 1 RSS: %ld KiB before the flood, %ld KiB after (bound +%ld KiB)\n", before,
+                after, kBoundKiB);
+    EXPECT_LT(after - before, kBoundKiB);
+    EXPECT_EQ(v.go(), 0) << v.err();
+    expect_exact_results(v, 2);
+    EXPECT_GT(v.udp_counter(1, "drop_auth"), 0) << v.err();
+    EXPECT_LE(v.udp_counter(1, "drop_auth"), kN * 4) << v.err();
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-/* Seed 003, section 13, "All Sums on an Array": the paper's program unchanged except
+/* [SHM97], section 13, "All Sums on an Array": the paper's program unchanged except
  * that main returns int (and bsp_popregister comes before free in bsp_allsums2, since
  * popping a freed area's registration would name a dangling pointer). */
 #include <bsp.h>

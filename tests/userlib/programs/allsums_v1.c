@@ -1,4 +1,4 @@
-/* Seed 003, section 13, "All Sums: Version 1" (logarithmic technique), with a main
+/* [SHM97], section 13, "All Sums: Version 1" (logarithmic technique), with a main
  * that sums bsp_pid() + 1 as in the paper's Figure 2 and prints in pid order. */
 #include <bsp.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Seed 003, section 13, "All Sums: Version 2" (one superstep of p puts). */
+/* [SHM97], section 13, "All Sums: Version 2" (one superstep of p puts). */
 #include <bsp.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -122,7 +122,7 @@ TEST(Programs, VerboseReportsTheTransport) {
     auto r = run("allsums_v1", 2, {}, {{"BSP_VERBOSE", "1"}});
     EXPECT_EQ(r.err,
               "bsp: nprocs=2 transport=udp schedule=latin-square (protocol engine over 1 UDP "
-              "rail [127.0.0.1], fragment 16384 bytes)\n");
+              "rail [127.0.0.1], fragment 16384 bytes, packets authenticated)\n");
     EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
 }
@@ -485,7 +485,7 @@ INSTANTIATE_TEST_SUITE_P(
         return std::string(i.param.program) + "_p" + std::to_string(i.param.nprocs);
     });
 
-// BSP_PROFILE: seed 003's allsums on an array with 4 processes. Superstep 1: process i
+// BSP_PROFILE: [SHM97]'s allsums on an array with 4 processes. Superstep 1: process i
 // puts 4 bytes to each of the processes after it; superstep 2: process i gets 4 bytes
 // from process i - 1. Every counter of every superstep is exact; bspprof summarises the
 // traces against the cost model and draws one bar per non-zero volume.
@@ -600,6 +600,48 @@ TEST(Programs, BadUdpFragmentSizeIsAClearError) {
         expect_clean(r);
     }
 }
+
+// BSP_UDP_AUTH (Documentation/bsplib.rst): 1 or 0, nothing else.
+TEST(Programs, BadUdpAuthIsAClearError) {
+    for (const char *v : {"", "yes", "2", " 1", "0x"}) {
+        auto r = run("allsums_v1", 2, {}, {{"BSP_TRANSPORT", "udp"}, {"BSP_UDP_AUTH", v}});
+        EXPECT_EQ(r.err, std::string("BSPlib error: bsp_begin on process 0: BSP_UDP_AUTH=") + v +
+                             " is invalid (expected 1, or 0 to send and accept packets without "
+                             "a MAC: insecure)\n")
+            << "BSP_UDP_AUTH=" << v;
+        EXPECT_EQ(r.out, "");
+        EXPECT_NE(r.exit_status, 0);
+        expect_clean(r);
+    }
+}
+
+// Without the MAC (BSP_UDP_AUTH=0, insecure, for measurements) a job still runs, and says
+// so with BSP_VERBOSE.
+TEST(Programs, UdpWithoutAuthRunsAndSaysSo) {
+    auto r = run("allsums_v1", 2, {}, {{"BSP_UDP_AUTH", "0"}, {"BSP_VERBOSE", "1"}});
+    EXPECT_EQ(r.out, "allsums1 on process 0: 1\nallsums1 on process 1: 3\n");
+    EXPECT_EQ(r.err,
+              "bsp: nprocs=2 transport=udp schedule=latin-square (protocol engine over 1 UDP "
+              "rail [127.0.0.1], fragment 16384 bytes, packets NOT authenticated "
+              "(BSP_UDP_AUTH=0))\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+#ifdef BSPRUN_PATH
+// Processes that disagree about the MAC could never understand each other: bsp_begin
+// ends the job with the variable's name (bsprun starts process 0 with BSP_UDP_AUTH=1 and
+// process 1 with 0, through its launch prefix and two host names).
+TEST(Programs, UdpAuthDifferingBetweenProcessesIsAClearError) {
+    auto r = run_program({BSPRUN_PATH, "-n", "2", "--hosts", "1,0", "--launch",
+                          "env BSP_UDP_AUTH={host}", program("allsums_v1")},
+                         {{"BSP_TRANSPORT", "udp"}});
+    EXPECT_NE(r.err.find("BSP_UDP_AUTH differs between the processes"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
+#endif
 
 TEST(Programs, AutoChoosesUdpWithoutTheModule) {
     if (access("/sys/module/af_bsp/parameters/family", R_OK) == 0)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # VM case (tests/vm/run-vm --script tests/userlib/vm/bsplib_afbsp.sh): BSPlib programs
 # started by bsprun on 4 nodes x 2 rails, over AF_BSP sockets and over UDP on the
-# rails; exact output of seed 003's array all-sums, every byte of a total exchange
+# rails; exact output of [SHM97]'s array all-sums, every byte of a total exchange
 # checked, and the automatic choice of AF_BSP. The scheduling benchmark is
 # bsplib_schedule_bench.sh.
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"

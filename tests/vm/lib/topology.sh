@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Test topology of DESIGN.md for VM cases, sourced by bash (inside the guest):
+# Test topology (Documentation/testing.rst) for VM cases, sourced by bash (inside the guest):
 #
 #   . "$BSPVM_REPO/tests/vm/lib/topology.sh"
 #   topo_create 4 2              # nodes n0..n3, rails rail0 and rail1

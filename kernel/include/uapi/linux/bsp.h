@@ -222,7 +222,7 @@ struct bsp_proto_stats {
 
 /* The last message this socket sends to that peer in this superstep. */
 #define BSP_SEND_LAST		0x1
-/* Barrier traffic: never acknowledged implicitly (DESIGN item 5). */
+/* Barrier traffic: never acknowledged implicitly (protocol.rst). */
 #define BSP_SEND_SYNC		0x2
 
 /* ---- sock_diag (NETLINK_SOCK_DIAG, sdiag_family = AF_BSP) ---- */
