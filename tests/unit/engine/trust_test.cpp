@@ -83,8 +83,20 @@ struct End {
     }
     static void cb_timer(void *, uint64_t) {}
 
+    End() = default;
+    End(const End &) = delete;
+    End &operator=(const End &) = delete;
+    // The channels come from heap_chan_alloc: an endpoint is always finished.
+    ~End() { fini(); }
+    void fini() {
+        if (ep)
+            bspe_fini(ep);
+        ep = nullptr;
+    }
+
     void init(int node, uint32_t inc, uint8_t flags, const uint8_t *key, std::deque<Pkt> *w,
               uint8_t nrails = 1) {
+        fini();
         static const bspe_ops ops = {cb_xmit,        cb_rx,    cb_deliver, cb_abort,
                                      cb_complete,    cb_timer, nullptr,    heap_chan_alloc,
                                      heap_chan_free, nullptr};
@@ -361,7 +373,7 @@ TEST_F(Trust, TombstoneKeepsLateFramesOfAClosedEndpointOut) {
     EXPECT_EQ(b.delivered.size(), 1u);
     a.delivered.clear();
     // the successor of a on the same address talks to b at once
-    bspe_fini(a.ep);
+    a.fini();
     End a2;
     a2.init(0, 101, kAuth, kKey, &wire);
     ASSERT_EQ(send(a2, bspe_chan_open(a2.ep, 1, 1, 0, nullptr), 50, 9), 0);
@@ -391,7 +403,7 @@ TEST_F(Trust, StaleDstIncIsNeverDeliveredToASuccessor) {
     ASSERT_EQ(send(a, bspe_chan_find(a.ep, 1, 1), 100, 2), 0);
     Pkt late = take(a, BSPE_T_DATA);
     EXPECT_EQ(ntohl(late.hdr()->dst_inc), 200u);
-    bspe_fini(b.ep);
+    b.fini();
     End b2;
     b2.init(1, 201, kAuth, kKey, &wire);
     refused(b2, late, -ESTALE, BSPE_DROP_STALE);
