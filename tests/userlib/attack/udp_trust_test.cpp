@@ -273,14 +273,18 @@ class Victim {
             for (std::sregex_iterator it(out.begin(), out.end(), ready), end; it != end; ++it)
                 found[std::stoi((*it)[1])] = std::stoi((*it)[2]);
             if (static_cast<int>(found.size()) == nprocs_) {
+                // A process may hold a second UDP socket for a moment (the launch layer's
+                // address lookup): poll until each has exactly its transport's socket.
+                ospid.clear();
+                ports.clear();
                 for (const auto &[pid, os] : found) {
                     ospid.push_back(os);
                     const auto p = udp_ports_of(os);
-                    if (p.size() != 1)
-                        return false;
-                    ports.push_back(p[0]);
+                    if (p.size() == 1)
+                        ports.push_back(p[0]);
                 }
-                return true;
+                if (static_cast<int>(ports.size()) == nprocs_)
+                    return true;
             }
             if (waitpid(child_, &status_, WNOHANG) == child_) {
                 reaped_ = true;
