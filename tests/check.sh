@@ -218,6 +218,7 @@ script_counts() {
 	fi
 	# A script that failed as a whole counts as a failure even if it counted none.
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	[ "$f" = 0 ] || digest_add "$name" "$(grep -E '^FAIL' "$build/$name-check.log")"
 	record "$name" "$p" "$f"
 }
 
