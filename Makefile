@@ -23,16 +23,17 @@ DEPS := build-essential cmake pkg-config git ca-certificates \
 	qemu-system-x86 busybox-static kmod cpio xz-utils \
 	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc \
 	openmpi-bin libopenmpi-dev libpmi2-0-dev \
-	dkms man-db groff-base openssl
+	dkms man-db groff-base openssl \
+	slurm-wlm munge
 
 .PHONY: all kernel ebpf user deps install uninstall check check-style check-unit check-unit-tsan check-fuzz \
-	check-install check-vm check-vm-selftest demo vm-shell clean help
+	check-install check-slurm check-vm check-vm-selftest demo vm-shell clean help
 
 all: kernel ebpf user compile_commands.json
 
 help:
 	@echo "targets: all (default) kernel ebpf user deps install uninstall check demo vm-shell clean"
-	@echo "check parts: check-style check-unit check-unit-tsan check-fuzz check-install check-vm check-vm-selftest"
+	@echo "check parts: check-style check-unit check-unit-tsan check-fuzz check-install check-slurm check-vm check-vm-selftest"
 
 kernel:
 	$(MAKE) -C kernel KVER=$(KVER)
@@ -71,7 +72,7 @@ uninstall:
 check: all
 	tests/check.sh all
 
-check-style check-unit check-unit-tsan check-fuzz check-install check-vm check-vm-selftest: all
+check-style check-unit check-unit-tsan check-fuzz check-install check-slurm check-vm check-vm-selftest: all
 	tests/check.sh $(patsubst check-%,%,$@)
 
 demo: all

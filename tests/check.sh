@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages and ends with one summary line "N passed, N failed".
-#   tests/check.sh all | style | unit | unit-tsan | fuzz | install | vm | vm-selftest ...
+#   tests/check.sh all | style | unit | unit-tsan | fuzz | install | slurm | vm | vm-selftest ...
 # Every stage runs even when an earlier one failed; the exit status is non-zero if
 # anything failed. See Documentation/testing.rst.
 set -uo pipefail
@@ -230,6 +230,13 @@ stage_install() {
 	script_counts install tests/install/install_test.sh
 }
 
+# A real Slurm (munged, slurmctld, slurmd of one node) running BSPlib jobs (about 25 s).
+stage_slurm() {
+	banner "slurm: srun -n 4 and sbatch + bsprun under Debian's Slurm"
+	mkdir -p "$build"
+	script_counts slurm tests/install/slurm_test.sh
+}
+
 stage_vm_selftest() {
 	banner "vm-selftest: the harness must report a kernel splat as failure"
 	if tests/vm/selftest.sh; then record vm-selftest 1 0; else record vm-selftest 0 1; fi
@@ -237,10 +244,10 @@ stage_vm_selftest() {
 
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(all)
-if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz install vm vm-selftest); fi
+if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz install slurm vm vm-selftest); fi
 for s in "${stages[@]}"; do
 	case $s in
-	style | unit | fuzz | install | vm) "stage_$s" ;;
+	style | unit | fuzz | install | slurm | vm) "stage_$s" ;;
 	unit-tsan) stage_unit_tsan ;;
 	vm-selftest) stage_vm_selftest ;;
 	*) echo "unknown stage: $s" >&2; exit 2 ;;
