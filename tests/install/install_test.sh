@@ -104,12 +104,12 @@ BSP_NPROCS=4 ./inprod_static $n
 echo "== libbsp of inprod_static: \$(ldd ./inprod_static | grep -c libbsp) (0: linked statically)"
 EOF
 chmod +x "$work/prog/build-and-run.sh"
-if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
 	# Hide the source tree (and with it build/) for the whole build and run.
 	how="in a mount namespace with $top hidden"
 	run=(unshare -m --propagation private sh -c "mount -t tmpfs none '$top' && exec '$work/prog/build-and-run.sh'")
 else
-	how="with the source tree visible (not root: cannot hide it)"
+	how="with the source tree visible (no mount namespace here: not root, or unshare -m refused)"
 	run=("$work/prog/build-and-run.sh")
 fi
 timeout 300 "${run[@]}" >"$work/run.log" 2>&1
