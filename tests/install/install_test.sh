@@ -8,7 +8,7 @@
 #      static libbsp) and run; with root, these runs happen in a mount namespace where
 #      the source tree is hidden under an empty tmpfs, so no path into it can work;
 #   3. every installed man page renders with `man --warnings -l` without a word on stderr,
-#      and every function of bsp.h has a page;
+#      and every function of bsp.h and bsc.h has a page;
 #   4. `dkms add` + `dkms build` of the installed module source against the newest
 #      /lib/modules/<ver>/build, in a private DKMS tree (nothing under /var/lib/dkms);
 #   5. `make uninstall` leaves no file in the staging directory.
@@ -141,10 +141,10 @@ else
 	bad "man pages with warnings: ${badpages[*]}"
 fi
 nopage=()
-for fn in $(grep -o '\bbsp_[a-z_]*(' "$root/include/bsp.h" | tr -d '(' | sort -u); do
+for fn in $(grep -ohE '\bbs[pc]_[a-zA-Z_]*\(' "$root/include/bsp.h" "$root/include/bsc.h" | tr -d '(' | sort -u); do
 	[ -f "$root/share/man/man3/$fn.3" ] || nopage+=("$fn")
 done
-if [ ${#nopage[@]} -eq 0 ]; then ok "every function of bsp.h has a section-3 page"; else bad "no man page for: ${nopage[*]}"; fi
+if [ ${#nopage[@]} -eq 0 ]; then ok "every function of bsp.h and bsc.h has a section-3 page"; else bad "no man page for: ${nopage[*]}"; fi
 
 # ---- 4. dkms build ---------------------------------------------------------------------
 kver=$(ls -1 /lib/modules 2>/dev/null | while read -r v; do [ -d "/lib/modules/$v/build" ] && echo "$v"; done | sort -V | tail -n 1)
