@@ -21,7 +21,7 @@ DEPS := build-essential cmake pkg-config git ca-certificates \
 	libbpf-dev bpftool libelf-dev zlib1g-dev \
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \
 	qemu-system-x86 busybox-static kmod cpio xz-utils \
-	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc \
+	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc tshark \
 	openmpi-bin libopenmpi-dev libpmi2-0-dev librsvg2-bin \
 	dkms man-db groff-base openssl \
 	slurm-wlm munge
