@@ -592,6 +592,20 @@ TEST(Programs, ProfileRecordsEverySuperstepAndBspprofSummarisesIt) {
     std::filesystem::remove_all(dir);
 }
 
+#ifdef BSPPROBE_PATH
+// bspprobe with the smallest -h: its n1/2 exchanges send 4096 words per process, which
+// overran the -h sized areas ("offset 256 + 4 bytes is outside the 256 bytes").
+TEST(Programs, BspprobeWithTheSmallestH) {
+    auto r = run_program({BSPPROBE_PATH, "-p", "1,2", "-h", "64"}, {}, 110);
+    EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find("h = 64 32-bit words"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n  1 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n  2 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("for the collectives (p = 2): export BSP_G="), std::string::npos) << r.out;
+}
+#endif
+
 TEST(Programs, ProfileFileThatCannotBeWrittenIsAClearError) {
     auto r = run("allsums_v1", 1, {}, {{"BSP_PROFILE", "/nonexistent-dir/trace"}});
     EXPECT_EQ(r.err,

@@ -53,6 +53,11 @@ foreach(ex inprod sort matvec)
     add_dependencies(userlib_program_tests bsp_example_${ex})
   endif()
 endforeach()
+if(TARGET bsp_probe)
+  target_compile_definitions(userlib_program_tests PRIVATE
+    BSPPROBE_PATH="$<TARGET_FILE:bsp_probe>")
+  add_dependencies(userlib_program_tests bsp_probe)
+endif()
 gtest_discover_tests(userlib_program_tests DISCOVERY_TIMEOUT 30
   PROPERTIES TIMEOUT 120 LABELS threads)
 if(TARGET threads_tests)
