@@ -5,9 +5,7 @@
 
 #include "afbsp_transport.hpp"
 #include "codec.hpp"
-#ifdef BSP_HAVE_ENGINE
 #include "udp_transport.hpp"
-#endif
 
 namespace bsp::rt {
 
@@ -64,18 +62,14 @@ std::unique_ptr<Transport> open_transport(TransportChoice choice, launch::Sessio
     }
     if (choice == TransportChoice::AfBsp && !afbsp)
         throw std::runtime_error("BSP_TRANSPORT=afbsp: " + afbsp_error);
-#ifdef BSP_HAVE_ENGINE
     std::optional<UdpEndpoint> udp;
     if (choice != TransportChoice::AfBsp)
         udp.emplace();
-#endif
     Offer mine;
     if (afbsp)
         mine.afbsp = afbsp->blob();
-#ifdef BSP_HAVE_ENGINE
     if (udp)
         mine.udp = udp->blob();
-#endif
     auto all = session.allgather(encode(mine));
     std::vector<std::vector<std::byte>> afbsp_blobs, udp_blobs;
     bool all_afbsp = true, all_udp = true;
@@ -101,18 +95,11 @@ std::unique_ptr<Transport> open_transport(TransportChoice choice, launch::Sessio
     }
     if (choice == TransportChoice::Auto && all_afbsp && afbsp)
         return open_afbsp_transport(std::move(*afbsp), session, afbsp_blobs);
-#ifdef BSP_HAVE_ENGINE
     if (!all_udp)
         throw std::runtime_error("process " + std::to_string(missing_udp) +
                                  " offers no UDP rails (set BSP_TRANSPORT the same way for "
                                  "every process)");
     return open_udp_transport(std::move(*udp), session, udp_blobs);
-#else
-    (void)missing_udp;
-    (void)all_udp;
-    throw std::runtime_error("no transport: AF_BSP is not available (" + afbsp_error +
-                             ") and this libbsp was built without the protocol engine for UDP");
-#endif
 }
 
 }  // namespace bsp::rt

@@ -31,10 +31,8 @@ bool g_use_bsprun = false;
 ProgramResult run(const char *name, int nprocs, std::vector<std::string> args = {},
                   std::vector<std::pair<std::string, std::string>> env = {}) {
     std::vector<std::string> argv;
-#ifdef BSPRUN_PATH
     if (g_use_bsprun)
         argv = {BSPRUN_PATH, "-n", std::to_string(nprocs)};
-#endif
     argv.push_back(program(name));
     argv.insert(argv.end(), args.begin(), args.end());
     // Defaults first: the test's own variables are set after them and win.
@@ -289,15 +287,8 @@ INSTANTIATE_TEST_SUITE_P(Procs, Examples, ::testing::Values(1, 2, 5, 8));
 // interleaved differently from the order of the supersteps: compare them as sets.
 class UnderBsprun : public ::testing::Test {
   protected:
-    void SetUp() override {
-#ifndef BSPRUN_PATH
-        GTEST_SKIP() << "bsprun is not part of this build";
-#endif
-        g_use_bsprun = true;
-    }
-    void TearDown() override {
-        g_use_bsprun = false;
-    }
+    void SetUp() override { g_use_bsprun = true; }
+    void TearDown() override { g_use_bsprun = false; }
 };
 
 TEST_F(UnderBsprun, SeedProgramsAndPrimitives) {
@@ -323,7 +314,6 @@ TEST_F(UnderBsprun, SeedProgramsAndPrimitives) {
 // The examples read their argument on every process: under bsprun the processes other
 // than 0 never run main's sequential part (they used the default size before).
 TEST_F(UnderBsprun, ExamplesReadTheirArgumentOnEveryProcess) {
-#ifdef BSPRUN_PATH
     const std::string dir = BSP_EXAMPLES_DIR;
     auto r =
         run_program({BSPRUN_PATH, "-n", "3", dir + "/sort", "2000"}, {{"BSP_TRANSPORT", "udp"}});
@@ -339,7 +329,6 @@ TEST_F(UnderBsprun, ExamplesReadTheirArgumentOnEveryProcess) {
     EXPECT_NE(r.out.find("(correct)"), std::string::npos) << r.out;
     EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
-#endif
 }
 
 TEST_F(UnderBsprun, MisuseEndsTheJobWithOneMessage) {
@@ -386,7 +375,6 @@ std::string edupack_output(int p) {
 }
 
 TEST_F(UnderBsprun, BspEdupackStartAnswering4And2) {
-#ifdef BSPRUN_PATH
     for (int answer : {4, 2, 1}) {
         auto r = run_program({BSPRUN_PATH, "-n", "4", program("compat"), "edupack"},
                              {{"BSP_TRANSPORT", "udp"}}, 60, std::to_string(answer) + "\n");
@@ -395,7 +383,6 @@ TEST_F(UnderBsprun, BspEdupackStartAnswering4And2) {
         EXPECT_EQ(r.exit_status, 0) << answer;
         expect_clean(r);
     }
-#endif
 }
 
 TEST(Programs, BspEdupackStartedDirectly) {
@@ -545,7 +532,6 @@ TEST(Programs, ProfileRecordsEverySuperstepAndBspprofSummarisesIt) {
             EXPECT_LE(std::stod(rows[s][3]), std::stod(rows[s][4]));
         }
     }
-#ifdef BSPPROF_PATH
     auto t =
         run_program({BSPPROF_PATH, "-g", "0.5", "-l", "100", "--svg", prefix + ".svg", prefix}, {});
     EXPECT_EQ(t.exit_status, 0) << t.err;
@@ -564,7 +550,6 @@ TEST(Programs, ProfileRecordsEverySuperstepAndBspprofSummarisesIt) {
     for (auto at = pic.find("<title>"); at != std::string::npos; at = pic.find("<title>", at + 1))
         ++bars;
     EXPECT_EQ(bars, 12u);  // 3 put senders, 3 receivers, 3 get servers, 3 getters
-#endif
     std::filesystem::remove_all(dir);
 }
 
@@ -628,7 +613,6 @@ TEST(Programs, UdpWithoutAuthRunsAndSaysSo) {
     expect_clean(r);
 }
 
-#ifdef BSPRUN_PATH
 // Processes that disagree about the MAC could never understand each other: bsp_begin
 // ends the job with the variable's name (bsprun starts process 0 with BSP_UDP_AUTH=1 and
 // process 1 with 0, through its launch prefix and two host names).
@@ -641,7 +625,6 @@ TEST(Programs, UdpAuthDifferingBetweenProcessesIsAClearError) {
     EXPECT_NE(r.exit_status, 0);
     expect_clean(r);
 }
-#endif
 
 TEST(Programs, AutoChoosesUdpWithoutTheModule) {
     if (access("/sys/module/af_bsp/parameters/family", R_OK) == 0)
