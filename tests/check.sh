@@ -37,6 +37,17 @@ checkpatch_tool() {
 	echo "$dir/scripts/checkpatch.pl"
 }
 
+kernel_doc_tool() {
+	local dir=$build/kernel-doc
+	if [ ! -f "$dir/scripts/kernel-doc" ]; then
+		[ -f "$ksrc_tar" ] || { echo "missing $ksrc_tar (make deps installs linux-source-6.1)" >&2; return 1; }
+		mkdir -p "$dir"
+		tar -xJf "$ksrc_tar" -C "$dir" --strip-components=1 \
+			linux-source-6.1/scripts/kernel-doc || return 1
+	fi
+	echo "$dir/scripts/kernel-doc"
+}
+
 stage_style() {
 	local pass=0 fail=0 cp out f files
 
@@ -66,6 +77,20 @@ stage_style() {
 		echo "sparse and W=1: clean"; pass=$((pass + 1))
 	else
 		echo "$out" | tail -n 40; fail=$((fail + 1))
+	fi
+
+	banner "style: kernel-doc -none (linux-source-6.1) on kernel/"
+	local kd
+	if kd=$(kernel_doc_tool); then
+		mapfile -t files < <(cd kernel && git ls-files '*.c' '*.h')
+		# kernel-doc exits 0 on warnings: any output is a finding.
+		if out=$(cd kernel && perl "$kd" -none "${files[@]}" 2>&1) && [ -z "$out" ]; then
+			echo "kernel-doc: ${#files[@]} files clean"; pass=$((pass + 1))
+		else
+			echo "$out"; fail=$((fail + 1))
+		fi
+	else
+		fail=$((fail + 1))
 	fi
 
 	banner "style: clang-format --dry-run --Werror on C++"
