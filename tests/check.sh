@@ -93,6 +93,22 @@ stage_style() {
 		fail=$((fail + 1))
 	fi
 
+	banner "style: shellcheck on the shell scripts (settings: .shellcheckrc)"
+	# Every tracked *.sh and every tracked file starting with a sh/bash #! line;
+	# *.in are templates configure_file fills in (tools/bspcc/bspcc.in).
+	mapfile -t files < <(git ls-files | while read -r f; do
+		case $f in
+		*.in) ;;
+		*.sh) echo "$f" ;;
+		*) [ -f "$f" ] && head -n 1 "$f" | grep -qE '^#!.*[/ ](ba)?sh( |$)' && echo "$f" ;;
+		esac
+	done)
+	if shellcheck "${files[@]}"; then
+		echo "shellcheck: ${#files[@]} files clean"; pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+
 	banner "style: clang-format --dry-run --Werror on C++"
 	mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cc' 'userlib/include/*.h')
 	if [ ${#files[@]} -eq 0 ] || clang-format --dry-run --Werror "${files[@]}"; then
@@ -129,7 +145,7 @@ stage_unit() {
 	printf '%s\n' "$out" | grep -vE '^ *Start +[0-9]+:|^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'
 	echo "(full log: $build/asan/ctest.log)"
 	counts=$(ctest_counts "$out")
-	record unit ${counts% *} ${counts#* }
+	record unit "${counts% *}" "${counts#* }"
 }
 
 # The tests labelled "threads" (ctest -L threads) in a ThreadSanitizer build: only the
@@ -150,7 +166,7 @@ stage_unit_tsan() {
 	printf '%s\n' "$out" | grep -vE '^ *Start +[0-9]+:|^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'
 	echo "(full log: $build/tsan/ctest.log)"
 	counts=$(ctest_counts "$out")
-	record unit-tsan ${counts% *} ${counts#* }
+	record unit-tsan "${counts% *}" "${counts#* }"
 }
 
 stage_fuzz() {
@@ -173,10 +189,10 @@ stage_fuzz() {
 	for f in "${fuzzers[@]}"; do
 		name=$(basename "$f")
 		mkdir -p "$build/fuzz/corpus/$name"
-		local seeds=$build/fuzz/seeds/$name
-		[ -d "$seeds" ] || seeds=
+		local seeds=()
+		[ -d "$build/fuzz/seeds/$name" ] && seeds=("$build/fuzz/seeds/$name")
 		if "$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-			-print_final_stats=1 "$build/fuzz/corpus/$name" $seeds >"$build/fuzz/$name.log" 2>&1; then
+			-print_final_stats=1 "$build/fuzz/corpus/$name" "${seeds[@]}" >"$build/fuzz/$name.log" 2>&1; then
 			echo "$name: clean ($(grep -E '^stat::number_of_executed_units' "$build/fuzz/$name.log" | awk '{print $2}') runs)"
 			pass=$((pass + 1))
 		else

@@ -220,5 +220,5 @@ rm -f "$RUNDIR/current"
 
 dmesg >"$RUNDIR/dmesg.txt"
 sync
-echo done >"$RUNDIR/status"
+echo "done" >"$RUNDIR/status"
 echo "bspvm: guest runner finished"
