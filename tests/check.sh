@@ -109,6 +109,21 @@ stage_style() {
 		fail=$((fail + 1))
 	fi
 
+	banner "style: clang-tidy (userlib/.clang-tidy: braces around every body) on userlib/"
+	# The translation units of userlib/ in the compile database of build/default
+	# (make all); run-clang-tidy exits non-zero when any of them has a finding.
+	# -Wno-unknown-warning-option: the database holds GCC's flags (-Wno-restrict).
+	if [ ! -f "$build/default/compile_commands.json" ]; then
+		echo "no $build/default/compile_commands.json: run make all first"; fail=$((fail + 1))
+	elif run-clang-tidy -j "$jobs" -p "$build/default" -quiet \
+		-extra-arg=-Wno-unknown-warning-option "$top/userlib/(src|probe|examples)/" \
+		>"$build/clang-tidy.log" 2>&1; then
+		echo "clang-tidy: userlib clean"; pass=$((pass + 1))
+	else
+		grep -E -A3 'warning:|error:' "$build/clang-tidy.log" | head -n 60
+		echo "(full log: $build/clang-tidy.log)"; fail=$((fail + 1))
+	fi
+
 	banner "style: clang-format --dry-run --Werror on C++"
 	mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cc' 'userlib/include/*.h')
 	if [ ${#files[@]} -eq 0 ] || clang-format --dry-run --Werror "${files[@]}"; then
