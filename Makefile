@@ -22,7 +22,7 @@ DEPS := build-essential cmake pkg-config git ca-certificates \
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \
 	qemu-system-x86 busybox-static kmod cpio xz-utils \
 	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc \
-	openmpi-bin libopenmpi-dev libpmi2-0-dev
+	openmpi-bin libopenmpi-dev libpmi2-0-dev librsvg2-bin
 
 .PHONY: all kernel ebpf user deps check check-style check-unit check-unit-tsan check-fuzz \
 	check-vm check-vm-selftest demo vm-shell clean help

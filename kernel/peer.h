@@ -47,6 +47,7 @@ struct bsp_peer_rail {
  * @incarnation: incarnation of the peer's AF_BSP state.
  * @nrails:	rails the peer announces.
  * @heard:	a hello arrived (@incarnation is valid).
+ * @down_since:	jiffies its last live rail died.
  * @rails:	the peer on each of OUR rails, by our rail index.
  */
 struct bsp_peer {
@@ -56,6 +57,7 @@ struct bsp_peer {
 	u32 incarnation;
 	u8 nrails;
 	bool heard;
+	unsigned long down_since;
 	struct bsp_peer_rail rails[BSP_MAX_RAILS];
 };
 
@@ -82,14 +84,20 @@ void bsp_peer_exit_net(struct bsp_net *bn);
 struct bsp_peer *bsp_peer_lookup_rcu(struct bsp_net *bn, u32 node_id);
 
 /**
- * bsp_peer_reachable() - whether a node has a live rail
+ * bsp_peer_reachable() - whether a node can be reached
  * @bn: the namespace.
  * @node_id: the node.
+ * @grace: jiffies a node that lost its last live rail still counts.
+ *
+ * Hellos that come late under load make a rail look dead for a moment; the
+ * engine holds messages for such a node and fails them only after the same
+ * grace (net.bsp unreach_ms).
  *
  * Context: any context.
- * Return: true if @node_id has at least one live rail.
+ * Return: true if @node_id has a live rail, or lost its last live rail
+ * less than @grace jiffies ago.
  */
-bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id);
+bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id, unsigned long grace);
 
 /**
  * bsp_peer_hello() - record a hello

@@ -58,7 +58,8 @@ void bsp_transport_destroy(struct bsp_sock *bs);
  * @bn: the namespace.
  * @node: the node.
  *
- * Return: true if @node has at least one live rail.
+ * Return: true if @node has a live rail, or lost its last live rail less
+ * than unreach_ms ago.
  */
 bool bsp_transport_node_reachable(struct bsp_net *bn, u32 node);
 

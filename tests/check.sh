@@ -15,11 +15,19 @@ ksrc_tar=/usr/src/linux-source-6.1.tar.xz
 total_pass=0
 total_fail=0
 summary=()
+# What failed, in a few lines each, printed just before the summary: a CI system that
+# keeps only the tail of the output still shows why the run failed.
+digest=()
 
 record() { # stage passed failed
 	total_pass=$((total_pass + $2))
 	total_fail=$((total_fail + $3))
 	summary+=("$(printf '%-12s %4d passed, %4d failed' "$1" "$2" "$3")")
+}
+
+# digest_add TITLE TEXT: keep the last 25 lines of TEXT for the failure digest.
+digest_add() {
+	digest+=("--- $1" "$(printf '%s\n' "$2" | tail -n 25)")
 }
 
 banner() { printf '\n======== %s ========\n' "$*"; }
@@ -160,6 +168,7 @@ stage_unit() {
 	printf '%s\n' "$out" | grep -vE '^ *Start +[0-9]+:|^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'
 	echo "(full log: $build/asan/ctest.log)"
 	counts=$(ctest_counts "$out")
+	[ "${counts#* }" = 0 ] || digest_add "unit" "$(grep -A 30 'tests failed out of' <<<"$out")"
 	record unit "${counts% *}" "${counts#* }"
 }
 
@@ -181,6 +190,7 @@ stage_unit_tsan() {
 	printf '%s\n' "$out" | grep -vE '^ *Start +[0-9]+:|^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'
 	echo "(full log: $build/tsan/ctest.log)"
 	counts=$(ctest_counts "$out")
+	[ "${counts#* }" = 0 ] || digest_add "unit-tsan" "$(grep -A 30 'tests failed out of' <<<"$out")"
 	record unit-tsan "${counts% *}" "${counts#* }"
 }
 
@@ -213,6 +223,7 @@ stage_fuzz() {
 		else
 			tail -n 60 "$build/fuzz/$name.log"
 			echo "$name: FAILED"
+			digest_add "fuzz $name" "$(tail -n 25 "$build/fuzz/$name.log")"
 			fail=$((fail + 1))
 		fi
 	done
@@ -237,6 +248,15 @@ stage_vm() {
 	# A run that failed as a whole (kernel splat, boot failure, overall timeout)
 	# counts as a failure even if every case passed.
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	# Each failed case's own last lines (its log in the run directory).
+	local name named=0
+	while read -r name; do
+		digest_add "vm $name" "$(cat "$build/vm/last/$name.log" 2>/dev/null)"
+		named=1
+	done < <(sed -nE 's/^FAIL ([A-Za-z0-9_.-]+) \(.*/\1/p' <<<"$out")
+	if [ "$rc" -ne 0 ] && [ "$named" = 0 ]; then
+		digest_add "vm run" "$(sed -n '/^==== summary/,$p' <<<"$out")"
+	fi
 	record vm "$p" "$f"
 }
 
@@ -257,6 +277,10 @@ for s in "${stages[@]}"; do
 	esac
 done
 
+if [ ${#digest[@]} -gt 0 ]; then
+	banner "failures (last lines of each; the full logs are above and under build/)"
+	printf '%s\n' "${digest[@]}"
+fi
 banner summary
 printf '%s\n' "${summary[@]}"
 echo "$total_pass passed, $total_fail failed"
