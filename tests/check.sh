@@ -111,7 +111,7 @@ stage_style() {
 		*) [ -f "$f" ] && head -n 1 "$f" | grep -qE '^#!.*[/ ](ba)?sh( |$)' && echo "$f" ;;
 		esac
 	done)
-	if shellcheck "${files[@]}"; then
+	if printf '%s\0' "${files[@]}" | xargs -0 -n 8 -P "$jobs" shellcheck; then
 		echo "shellcheck: ${#files[@]} files clean"; pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
