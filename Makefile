@@ -20,18 +20,21 @@ DEPS := build-essential cmake pkg-config git ca-certificates \
 	libgtest-dev libgmock-dev libbenchmark-dev \
 	libbpf-dev bpftool libelf-dev zlib1g-dev \
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \
+	flex bison libssl-dev \
 	qemu-system-x86 busybox-static kmod cpio xz-utils \
 	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc \
 	openmpi-bin libopenmpi-dev libpmi2-0-dev
 
 .PHONY: all kernel ebpf user deps check check-style check-unit check-unit-tsan check-fuzz \
-	check-vm check-vm-selftest demo vm-shell clean help
+	check-vm check-vm-selftest demo vm-shell clean help \
+	debug-kernel kernel-debug check-debug
 
 all: kernel ebpf user compile_commands.json
 
 help:
 	@echo "targets: all (default) kernel ebpf user deps check demo vm-shell clean"
 	@echo "check parts: check-style check-unit check-unit-tsan check-fuzz check-vm check-vm-selftest"
+	@echo "debug kernel: debug-kernel kernel-debug check-debug (Documentation/testing.rst)"
 
 kernel:
 	$(MAKE) -C kernel KVER=$(KVER)
@@ -60,6 +63,18 @@ check: all
 
 check-style check-unit check-unit-tsan check-fuzz check-vm check-vm-selftest: all
 	tests/check.sh $(patsubst check-%,%,$@)
+
+# The debug kernel (KASAN, lockdep, KFENCE, kmemleak...), cached under
+# /var/cache/af_bsp/debug-kernel/<key>/; af_bsp.ko built for it into
+# build/kernel-debug/; the VM suite and the checkers' self-test on it.
+debug-kernel:
+	tests/vm/debug-kernel
+
+kernel-debug: debug-kernel
+	tests/vm/debug-kernel --build-module kernel $(BUILD)/kernel-debug
+
+check-debug: all kernel-debug
+	tests/check.sh vm-debug vm-selftest-debug
 
 demo: all
 	tests/vm/run-vm --script tests/vm/demo/demo.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages and ends with one summary line "N passed, N failed".
 #   tests/check.sh all | style | unit | unit-tsan | fuzz | vm | vm-selftest ...
+#   tests/check.sh vm-debug vm-selftest-debug   (make check-debug; not in all)
 # Every stage runs even when an earlier one failed; the exit status is non-zero if
 # anything failed. See Documentation/testing.rst.
 set -uo pipefail
@@ -164,13 +165,15 @@ stage_fuzz() {
 	record fuzz $pass $fail
 }
 
-stage_vm() {
-	banner "vm: QEMU integration cases (tests/vm/run-vm)"
+stage_vm() { # [run-vm options...]
+	local name=vm
+	[ "${1:-}" = --kernel ] && name=vm-$2
+	banner "$name: QEMU integration cases (tests/vm/run-vm $*)"
 	local out line p f rc
 	mkdir -p "$build"
-	tests/vm/run-vm --keep-going 2>&1 | tee "$build/vm-check.log"
+	tests/vm/run-vm --keep-going "$@" 2>&1 | tee "$build/$name-check.log"
 	rc=${PIPESTATUS[0]}
-	out=$(cat "$build/vm-check.log")
+	out=$(cat "$build/$name-check.log")
 	line=$(grep -E '^([A-Za-z-]+: *)?[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
 	p=0
 	f=1
@@ -181,12 +184,23 @@ stage_vm() {
 	# A run that failed as a whole (kernel splat, boot failure, overall timeout)
 	# counts as a failure even if every case passed.
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-	record vm "$p" "$f"
+	record "$name" "$p" "$f"
 }
 
 stage_vm_selftest() {
 	banner "vm-selftest: the harness must report a kernel splat as failure"
 	if tests/vm/selftest.sh; then record vm-selftest 1 0; else record vm-selftest 0 1; fi
+}
+
+# The debug kernel (make check-debug; not part of "all": see
+# Documentation/testing.rst, "Debug kernel").
+stage_vm_selftest_debug() {
+	banner "vm-selftest-debug: KASAN, KFENCE, kmemleak, lockdep... reports fail a case"
+	if tests/vm/selftest.sh --kernel debug; then
+		record vm-selftest-debug 1 0
+	else
+		record vm-selftest-debug 0 1
+	fi
 }
 
 stages=("$@")
@@ -197,6 +211,8 @@ for s in "${stages[@]}"; do
 	style | unit | fuzz | vm) "stage_$s" ;;
 	unit-tsan) stage_unit_tsan ;;
 	vm-selftest) stage_vm_selftest ;;
+	vm-debug) stage_vm --kernel debug ;;
+	vm-selftest-debug) stage_vm_selftest_debug ;;
 	*) echo "unknown stage: $s" >&2; exit 2 ;;
 	esac
 done
