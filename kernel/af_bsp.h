@@ -129,6 +129,9 @@ static inline void bsp_count_drop(struct bsp_net *bn, enum bsp_drop_reason r)
 	atomic_long_inc(&bn->drops[r]);
 }
 
+/* Process context: set net.bsp.node_id; -EBUSY while a socket is bound. */
+int bsp_set_node_id(struct bsp_net *bn, u32 id);
+
 int bsp_pernet_register(void);
 void bsp_pernet_unregister(void);
 

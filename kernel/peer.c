@@ -81,8 +81,9 @@ struct bsp_peer *bsp_peer_lookup_rcu(struct bsp_net *bn, u32 node_id)
 	return NULL;
 }
 
-bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id)
+bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id, unsigned long grace)
 {
+	unsigned long down;
 	struct bsp_peer *p;
 	bool ok = false;
 	int r;
@@ -91,6 +92,10 @@ bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id)
 	p = bsp_peer_lookup_rcu(bn, node_id);
 	for (r = 0; p && r < BSP_MAX_RAILS && !ok; r++)
 		ok = READ_ONCE(p->rails[r].alive);
+	if (p && !ok) {
+		down = READ_ONCE(p->down_since);
+		ok = down && time_before(jiffies, down + grace);
+	}
 	rcu_read_unlock();
 	return ok;
 }
@@ -357,6 +362,9 @@ static void bsp_peer_mark_dead(struct bsp_net *bn, int only,
 					if (n == BSP_DEAD_BATCH)
 						goto report;
 					WRITE_ONCE(pr->alive, false);
+					if (!bsp_peer_any_alive(p))
+						WRITE_ONCE(p->down_since,
+							   jiffies | 1);
 					dead[n].node = p->node_id;
 					dead[n].rail = r;
 					n++;

@@ -35,6 +35,7 @@ struct bsp_peer {
 	u32 incarnation;		/* of the peer's AF_BSP state */
 	u8 nrails;			/* rails the peer announces */
 	bool heard;			/* a hello arrived (incarnation valid) */
+	unsigned long down_since;	/* jiffies its last live rail died */
 	struct bsp_peer_rail rails[BSP_MAX_RAILS];	/* by OUR rail index */
 };
 
@@ -43,8 +44,13 @@ void bsp_peer_exit_net(struct bsp_net *bn);
 
 /* RCU read side held by the caller. */
 struct bsp_peer *bsp_peer_lookup_rcu(struct bsp_net *bn, u32 node_id);
-/* Any context: true if @node_id has at least one live rail. */
-bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id);
+/*
+ * Any context: true if @node_id has a live rail, or lost its last live
+ * rail less than @grace jiffies ago (hellos that come late under load make
+ * a rail look dead for a moment; the engine holds messages for such a node
+ * and fails them only after the same grace, net.bsp unreach_ms).
+ */
+bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id, unsigned long grace);
 
 /*
  * Record a hello from @node_id heard on our rail @rail from the unicast

@@ -42,6 +42,23 @@ static bool bsp_any_bound(struct bsp_net *bn)
 }
 
 /*
+ * Set the node id (net.bsp.node_id, IFLA_BSP_NODE_ID): -EBUSY if it would
+ * change while a socket of the namespace is bound.
+ */
+int bsp_set_node_id(struct bsp_net *bn, u32 id)
+{
+	int err = 0;
+
+	spin_lock_bh(&bn->port_lock);
+	if (id != bn->node_id && bsp_any_bound(bn))
+		err = -EBUSY;
+	else
+		WRITE_ONCE(bn->node_id, id);
+	spin_unlock_bh(&bn->port_lock);
+	return err;
+}
+
+/*
  * net.bsp.node_id: a bound socket's engine and its peers know it by the
  * node id it was bound with, so the id only changes while no socket of
  * the namespace is bound (else -EBUSY): nothing is left half renamed.
@@ -59,13 +76,7 @@ static int bsp_sysctl_node_id(struct ctl_table *table, int write,
 	err = proc_douintvec_minmax(&tmp, write, buffer, lenp, ppos);
 	if (err || !write)
 		return err;
-	spin_lock_bh(&bn->port_lock);
-	if (val != bn->node_id && bsp_any_bound(bn))
-		err = -EBUSY;
-	else
-		WRITE_ONCE(bn->node_id, val);
-	spin_unlock_bh(&bn->port_lock);
-	return err;
+	return bsp_set_node_id(bn, val);
 }
 
 /* Template; each namespace gets a copy whose .data point into its bsp_net. */

@@ -6,6 +6,8 @@
  *   ip link set dev eth1 master bsp0      (ndo_add_slave)
  *   ip link set dev eth1 nomaster         (ndo_del_slave)
  *   ip link del bsp0
+ *   ip link set bsp0 type bsp node 7 cluster 1   (changelink)
+ *   ip -d link show bsp0                         (fill_info)
  *
  * The master carries no IP traffic of its own (frames sent to it are
  * dropped and counted); it groups the rails of the namespace, reports
@@ -24,6 +26,7 @@
 
 #include "rail.h"
 #include "discovery.h"
+#include "auth.h"
 
 static netdev_tx_t bsp_master_xmit(struct sk_buff *skb, struct net_device *dev)
 {
@@ -103,6 +106,36 @@ static void bsp_master_setup(struct net_device *dev)
 	dev->needs_free_netdev = true;
 }
 
+static struct netlink_range_validation bsp_hello_range = {
+	.min = 1,
+	.max = 60000,
+};
+
+static struct netlink_range_validation bsp_peers_range = {
+	.min = 1,
+	.max = 65536,
+};
+
+/* The bounds are those of the net.bsp sysctls of the same names. */
+static const struct nla_policy bsp_master_policy[IFLA_BSP_MAX + 1] = {
+	[IFLA_BSP_NODE_ID]	  = NLA_POLICY_MIN(NLA_U32, 1),
+	[IFLA_BSP_CLUSTER_ID]	  = { .type = NLA_U32 },
+	[IFLA_BSP_HELLO_MS]	  = NLA_POLICY_FULL_RANGE(NLA_U32,
+							  &bsp_hello_range),
+	[IFLA_BSP_PEER_TIMEOUT_MS] = NLA_POLICY_MIN(NLA_U32, 1),
+	[IFLA_BSP_PEER_EXPIRE_MS] = NLA_POLICY_MIN(NLA_U32, 1),
+	[IFLA_BSP_MAX_PEERS]	  = NLA_POLICY_FULL_RANGE(NLA_U32,
+							  &bsp_peers_range),
+	[IFLA_BSP_PEERS]	  = { .type = NLA_REJECT,
+				      .reject_message = "peers is read-only" },
+	[IFLA_BSP_AUTH]		  = { .type = NLA_REJECT,
+				      .reject_message =
+					"auth is read-only (net.bsp.cluster_key sets it)" },
+	[IFLA_BSP_RAILS]	  = { .type = NLA_REJECT,
+				      .reject_message =
+					"rails are enslaved with ip link set DEV master" },
+};
+
 static int bsp_master_validate(struct nlattr *tb[], struct nlattr *data[],
 			       struct netlink_ext_ack *extack)
 {
@@ -111,6 +144,114 @@ static int bsp_master_validate(struct nlattr *tb[], struct nlattr *data[],
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * RTNL: apply the writable IFLA_BSP_* attributes of @data (already checked
+ * against bsp_master_policy) to the namespace @bn. The node id goes first:
+ * it is the only one that can be refused, and then nothing has changed.
+ */
+static int bsp_master_apply(struct bsp_net *bn, struct nlattr *data[],
+			    struct netlink_ext_ack *extack)
+{
+	int err;
+
+	if (!data)
+		return 0;
+	if (data[IFLA_BSP_NODE_ID]) {
+		err = bsp_set_node_id(bn, nla_get_u32(data[IFLA_BSP_NODE_ID]));
+		if (err) {
+			NL_SET_ERR_MSG_ATTR(extack, data[IFLA_BSP_NODE_ID],
+					    "node id cannot change while a socket is bound");
+			return err;
+		}
+	}
+	if (data[IFLA_BSP_CLUSTER_ID])
+		WRITE_ONCE(bn->cluster_id,
+			   nla_get_u32(data[IFLA_BSP_CLUSTER_ID]));
+	if (data[IFLA_BSP_HELLO_MS])
+		WRITE_ONCE(bn->hello_interval_ms,
+			   nla_get_u32(data[IFLA_BSP_HELLO_MS]));
+	if (data[IFLA_BSP_PEER_TIMEOUT_MS])
+		WRITE_ONCE(bn->peer_timeout_ms,
+			   nla_get_u32(data[IFLA_BSP_PEER_TIMEOUT_MS]));
+	if (data[IFLA_BSP_PEER_EXPIRE_MS])
+		WRITE_ONCE(bn->peer_expire_ms,
+			   nla_get_u32(data[IFLA_BSP_PEER_EXPIRE_MS]));
+	if (data[IFLA_BSP_MAX_PEERS])
+		WRITE_ONCE(bn->max_peers,
+			   nla_get_u32(data[IFLA_BSP_MAX_PEERS]));
+	return 0;
+}
+
+static int bsp_master_changelink(struct net_device *dev, struct nlattr *tb[],
+				 struct nlattr *data[],
+				 struct netlink_ext_ack *extack)
+{
+	struct bsp_master *m = netdev_priv(dev);
+
+	return bsp_master_apply(m->bn, data, extack);
+}
+
+static size_t bsp_master_get_size(const struct net_device *dev)
+{
+	size_t rail = nla_total_size(0) +		/* IFLA_BSP_RAIL */
+		      nla_total_size(sizeof(u8)) +	/* _RAIL_INDEX */
+		      nla_total_size(sizeof(u32)) +	/* _RAIL_IFINDEX */
+		      nla_total_size(sizeof(u8));	/* _RAIL_UP */
+
+	return 7 * nla_total_size(sizeof(u32)) +	/* NODE_ID..PEERS */
+	       nla_total_size(sizeof(u8)) +		/* AUTH */
+	       nla_total_size(0) +			/* RAILS */
+	       BSP_MAX_RAILS * rail;
+}
+
+static int bsp_master_fill_rails(struct sk_buff *skb,
+				 const struct bsp_master *m)
+{
+	struct nlattr *rails, *one;
+	struct bsp_rail *r;
+	int i;
+
+	rails = nla_nest_start(skb, IFLA_BSP_RAILS);
+	if (!rails)
+		return -EMSGSIZE;
+	for (i = 0; i < BSP_MAX_RAILS; i++) {
+		r = rtnl_dereference(m->rails[i]);
+		if (!r)
+			continue;
+		one = nla_nest_start(skb, IFLA_BSP_RAIL);
+		if (!one ||
+		    nla_put_u8(skb, IFLA_BSP_RAIL_INDEX, r->index) ||
+		    nla_put_u32(skb, IFLA_BSP_RAIL_IFINDEX, r->dev->ifindex) ||
+		    nla_put_u8(skb, IFLA_BSP_RAIL_UP, READ_ONCE(r->up)))
+			return -EMSGSIZE;
+		nla_nest_end(skb, one);
+	}
+	nla_nest_end(skb, rails);
+	return 0;
+}
+
+/* RTNL (rtnl_fill_ifinfo): the device's IFLA_INFO_DATA. */
+static int bsp_master_fill_info(struct sk_buff *skb,
+				const struct net_device *dev)
+{
+	const struct bsp_master *m = netdev_priv(dev);
+	struct bsp_net *bn = m->bn;
+
+	if (nla_put_u32(skb, IFLA_BSP_NODE_ID, bsp_node_id(bn)) ||
+	    nla_put_u32(skb, IFLA_BSP_CLUSTER_ID, READ_ONCE(bn->cluster_id)) ||
+	    nla_put_u32(skb, IFLA_BSP_HELLO_MS,
+			READ_ONCE(bn->hello_interval_ms)) ||
+	    nla_put_u32(skb, IFLA_BSP_PEER_TIMEOUT_MS,
+			READ_ONCE(bn->peer_timeout_ms)) ||
+	    nla_put_u32(skb, IFLA_BSP_PEER_EXPIRE_MS,
+			READ_ONCE(bn->peer_expire_ms)) ||
+	    nla_put_u32(skb, IFLA_BSP_MAX_PEERS, READ_ONCE(bn->max_peers)) ||
+	    nla_put_u32(skb, IFLA_BSP_PEERS, READ_ONCE(bn->npeers)) ||
+	    nla_put_u8(skb, IFLA_BSP_AUTH, bsp_key_is_set(bn)))
+		return -EMSGSIZE;
+	return bsp_master_fill_rails(skb, m);
 }
 
 static int bsp_master_newlink(struct net *net, struct net_device *dev,
@@ -135,6 +276,9 @@ static int bsp_master_newlink(struct net *net, struct net_device *dev,
 		return -EEXIST;
 	}
 	m->bn = bn;
+	err = bsp_master_apply(bn, data, extack);
+	if (err)
+		return err;
 	err = register_netdevice(dev);
 	if (err)
 		return err;
@@ -147,8 +291,13 @@ struct rtnl_link_ops bsp_link_ops __read_mostly = {
 	.kind		= "bsp",
 	.priv_size	= sizeof(struct bsp_master),
 	.setup		= bsp_master_setup,
+	.maxtype	= IFLA_BSP_MAX,
+	.policy		= bsp_master_policy,
 	.validate	= bsp_master_validate,
 	.newlink	= bsp_master_newlink,
+	.changelink	= bsp_master_changelink,
+	.get_size	= bsp_master_get_size,
+	.fill_info	= bsp_master_fill_info,
 };
 
 int bsp_rail_dev_register(void)

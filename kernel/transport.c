@@ -844,7 +844,8 @@ void bsp_transport_destroy(struct bsp_sock *bs)
 
 bool bsp_transport_node_reachable(struct bsp_net *bn, u32 node)
 {
-	return bsp_peer_reachable(bn, node);
+	return bsp_peer_reachable(bn, node,
+				  msecs_to_jiffies(READ_ONCE(bsp_unreach_ms)));
 }
 
 int bsp_transport_send(struct bsp_sock *bs, struct sk_buff *skb, u32 node,

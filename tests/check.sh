@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages and ends with one summary line "N passed, N failed".
-#   tests/check.sh all | style | unit | unit-tsan | fuzz | vm | vm-selftest ...
+#   tests/check.sh all | style | unit | unit-tsan | fuzz | install | slurm | vm | vm-selftest ...
 #   tests/check.sh vm-debug vm-selftest-debug   (make check-debug; not in all)
 # Every stage runs even when an earlier one failed; the exit status is non-zero if
 # anything failed. See Documentation/testing.rst.
@@ -16,11 +16,19 @@ ksrc_tar=/usr/src/linux-source-6.1.tar.xz
 total_pass=0
 total_fail=0
 summary=()
+# What failed, in a few lines each, printed just before the summary: a CI system that
+# keeps only the tail of the output still shows why the run failed.
+digest=()
 
 record() { # stage passed failed
 	total_pass=$((total_pass + $2))
 	total_fail=$((total_fail + $3))
 	summary+=("$(printf '%-12s %4d passed, %4d failed' "$1" "$2" "$3")")
+}
+
+# digest_add TITLE TEXT: keep the last 25 lines of TEXT for the failure digest.
+digest_add() {
+	digest+=("--- $1" "$(printf '%s\n' "$2" | tail -n 25)")
 }
 
 banner() { printf '\n======== %s ========\n' "$*"; }
@@ -105,6 +113,7 @@ stage_unit() {
 	printf '%s\n' "$out" | grep -vE '^ *Start +[0-9]+:|^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'
 	echo "(full log: $build/asan/ctest.log)"
 	counts=$(ctest_counts "$out")
+	[ "${counts#* }" = 0 ] || digest_add "unit" "$(grep -A 30 'tests failed out of' <<<"$out")"
 	record unit ${counts% *} ${counts#* }
 }
 
@@ -126,6 +135,7 @@ stage_unit_tsan() {
 	printf '%s\n' "$out" | grep -vE '^ *Start +[0-9]+:|^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'
 	echo "(full log: $build/tsan/ctest.log)"
 	counts=$(ctest_counts "$out")
+	[ "${counts#* }" = 0 ] || digest_add "unit-tsan" "$(grep -A 30 'tests failed out of' <<<"$out")"
 	record unit-tsan ${counts% *} ${counts#* }
 }
 
@@ -158,6 +168,7 @@ stage_fuzz() {
 		else
 			tail -n 60 "$build/fuzz/$name.log"
 			echo "$name: FAILED"
+			digest_add "fuzz $name" "$(tail -n 25 "$build/fuzz/$name.log")"
 			fail=$((fail + 1))
 		fi
 	done
@@ -184,7 +195,49 @@ stage_vm() { # [run-vm options...]
 	# A run that failed as a whole (kernel splat, boot failure, overall timeout)
 	# counts as a failure even if every case passed.
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	# Each failed case's own last lines (its log in the run directory).
+	local cname named=0
+	while read -r cname; do
+		digest_add "$name $cname" "$(cat "$build/vm/last/$cname.log" 2>/dev/null)"
+		named=1
+	done < <(sed -nE 's/^FAIL ([A-Za-z0-9_.-]+) \(.*/\1/p' <<<"$out")
+	if [ "$rc" -ne 0 ] && [ "$named" = 0 ]; then
+		digest_add "$name run" "$(sed -n '/^==== summary/,$p' <<<"$out")"
+	fi
 	record "$name" "$p" "$f"
+}
+
+# script_counts NAME SCRIPT: runs a test script that ends with "NAME: N passed, N failed".
+script_counts() {
+	local name=$1 line p=0 f=1
+	shift
+	local rc
+	"$@" 2>&1 | tee "$build/$name-check.log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$build/$name-check.log" | tail -n 1)
+	if [ -n "$line" ]; then
+		p=$(sed -E 's/^[^0-9]*([0-9]+) passed.*/\1/' <<<"$line")
+		f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+	fi
+	# A script that failed as a whole counts as a failure even if it counted none.
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	[ "$f" = 0 ] || digest_add "$name" "$(grep -E '^FAIL' "$build/$name-check.log")"
+	record "$name" "$p" "$f"
+}
+
+# make install / uninstall into a staging prefix, the installed tree used alone, man
+# pages, dkms build (about a minute: the dkms build of the module is most of it).
+stage_install() {
+	banner "install: make install into a staging prefix, used without the source tree"
+	mkdir -p "$build"
+	script_counts install tests/install/install_test.sh
+}
+
+# A real Slurm (munged, slurmctld, slurmd of one node) running BSPlib jobs (about 25 s).
+stage_slurm() {
+	banner "slurm: srun -n 4 and sbatch + bsprun under Debian's Slurm"
+	mkdir -p "$build"
+	script_counts slurm tests/install/slurm_test.sh
 }
 
 stage_vm_selftest() {
@@ -205,10 +258,10 @@ stage_vm_selftest_debug() {
 
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(all)
-if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz vm vm-selftest); fi
+if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz install slurm vm vm-selftest); fi
 for s in "${stages[@]}"; do
 	case $s in
-	style | unit | fuzz | vm) "stage_$s" ;;
+	style | unit | fuzz | install | slurm | vm) "stage_$s" ;;
 	unit-tsan) stage_unit_tsan ;;
 	vm-selftest) stage_vm_selftest ;;
 	vm-debug) stage_vm --kernel debug ;;
@@ -217,6 +270,10 @@ for s in "${stages[@]}"; do
 	esac
 done
 
+if [ ${#digest[@]} -gt 0 ]; then
+	banner "failures (last lines of each; the full logs are above and under build/)"
+	printf '%s\n' "${digest[@]}"
+fi
 banner summary
 printf '%s\n' "${summary[@]}"
 echo "$total_pass passed, $total_fail failed"

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -564,6 +566,28 @@ TEST(Programs, ProfileRecordsEverySuperstepAndBspprofSummarisesIt) {
     for (auto at = pic.find("<title>"); at != std::string::npos; at = pic.find("<title>", at + 1))
         ++bars;
     EXPECT_EQ(bars, 12u);  // 3 put senders, 3 receivers, 3 get servers, 3 getters
+    // The PNG is the same picture: PNG signature, IHDR with the SVG's width and height.
+    auto png_run =
+        run_program({BSPPROF_PATH, "-g", "0.5", "-l", "100", "--png", prefix + ".png", prefix}, {});
+    EXPECT_EQ(png_run.exit_status, 0) << png_run.err;
+    EXPECT_EQ(png_run.err, "");
+    std::ifstream pngf(prefix + ".png", std::ios::binary);
+    std::string png((std::istreambuf_iterator<char>(pngf)), std::istreambuf_iterator<char>());
+    ASSERT_GE(png.size(), 24u);
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    EXPECT_EQ(png.substr(12, 4), "IHDR");
+    auto be32 = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        for (std::size_t i = 0; i < 4; ++i)
+            v = v << 8 | static_cast<unsigned char>(png[at + i]);
+        return v;
+    };
+    auto attr = [&](const char *name) {
+        auto at = pic.find(std::string(" ") + name + "=\"");
+        return at == std::string::npos ? 0ul : std::stoul(pic.substr(at + std::strlen(name) + 3));
+    };
+    EXPECT_EQ(be32(16), attr("width"));
+    EXPECT_EQ(be32(20), attr("height"));
 #endif
     std::filesystem::remove_all(dir);
 }

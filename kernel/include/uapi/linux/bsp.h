@@ -271,6 +271,43 @@ struct bsp_diag_superstep {
 	__u64	pacing_rate;
 };
 
+/* ---- rtnetlink: the master device of kind "bsp" (ip -d link) ---- */
+
+/*
+ * Attributes of IFLA_INFO_DATA of a "bsp" link. The writable ones (ip link
+ * add/set ... type bsp ...) are the namespace's net.bsp sysctls of the same
+ * name, within the same bounds; the others are read-only (sent: EINVAL).
+ * Documentation/admin-guide.rst, "The ip plugin".
+ */
+enum {
+	IFLA_BSP_UNSPEC,
+	IFLA_BSP_NODE_ID,		/* __u32 >= 1: net.bsp.node_id */
+	IFLA_BSP_CLUSTER_ID,		/* __u32: net.bsp.cluster_id */
+	IFLA_BSP_HELLO_MS,		/* __u32 1..60000: hello_interval_ms */
+	IFLA_BSP_PEER_TIMEOUT_MS,	/* __u32 >= 1: peer_timeout_ms */
+	IFLA_BSP_PEER_EXPIRE_MS,	/* __u32 >= 1: peer_expire_ms */
+	IFLA_BSP_MAX_PEERS,		/* __u32 1..65536: max_peers */
+	IFLA_BSP_PEERS,			/* __u32, read-only: peers known */
+	IFLA_BSP_AUTH,			/* __u8, read-only: cluster key set */
+	IFLA_BSP_RAILS,			/* nest, read-only: IFLA_BSP_RAIL */
+	__IFLA_BSP_MAX,
+};
+
+#define IFLA_BSP_MAX (__IFLA_BSP_MAX - 1)
+
+/* One IFLA_BSP_RAIL (nested) in IFLA_BSP_RAILS per enslaved device. */
+#define IFLA_BSP_RAIL		1
+
+enum {
+	IFLA_BSP_RAIL_UNSPEC,
+	IFLA_BSP_RAIL_INDEX,		/* __u8: rail number 0..7 */
+	IFLA_BSP_RAIL_IFINDEX,		/* __u32: the enslaved device */
+	IFLA_BSP_RAIL_UP,		/* __u8: running with carrier */
+	__IFLA_BSP_RAIL_MAX,
+};
+
+#define IFLA_BSP_RAIL_MAX (__IFLA_BSP_RAIL_MAX - 1)
+
 /* ---- per-namespace statistics, /proc/net/af_bsp/stats ---- */
 
 /* Reasons a received frame is dropped; each is counted separately. */
