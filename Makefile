@@ -22,16 +22,18 @@ DEPS := build-essential cmake pkg-config git ca-certificates \
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \
 	qemu-system-x86 busybox-static kmod cpio xz-utils \
 	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc tshark \
-	openmpi-bin libopenmpi-dev libpmi2-0-dev librsvg2-bin
+	openmpi-bin libopenmpi-dev libpmi2-0-dev librsvg2-bin \
+	dkms man-db groff-base openssl \
+	slurm-wlm munge
 
-.PHONY: all kernel ebpf user deps check check-style check-unit check-unit-tsan check-fuzz \
-	check-vm check-vm-selftest demo vm-shell clean help
+.PHONY: all kernel ebpf user deps install uninstall check check-style check-unit check-unit-tsan check-fuzz \
+	check-install check-slurm check-vm check-vm-selftest demo vm-shell clean help
 
 all: kernel ebpf user compile_commands.json
 
 help:
-	@echo "targets: all (default) kernel ebpf user deps check demo vm-shell clean"
-	@echo "check parts: check-style check-unit check-unit-tsan check-fuzz check-vm check-vm-selftest"
+	@echo "targets: all (default) kernel ebpf user deps install uninstall check demo vm-shell clean"
+	@echo "check parts: check-style check-unit check-unit-tsan check-fuzz check-install check-slurm check-vm check-vm-selftest"
 
 kernel:
 	$(MAKE) -C kernel KVER=$(KVER)
@@ -52,13 +54,25 @@ deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "make deps installs Debian packages: run it as root"; exit 1; fi
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS)
 
+# Install libbsp, the tools, man pages, the module's DKMS source, ... under
+# $(DESTDIR)$(PREFIX); uninstall removes exactly what install wrote (its list is
+# $(PREFIX)/share/bsp/install-manifest). Documentation/build.rst, "Installing".
+PREFIX ?= /usr/local
+export DESTDIR
+
+install: user
+	packaging/install.sh install $(BUILD)/default $(PREFIX)
+
+uninstall:
+	packaging/install.sh uninstall $(PREFIX)
+
 # The whole suite: quality gates, unit tests under ASan/UBSan (those with threads also
 # under TSan), bounded fuzzing, VM integration cases and the harness self-test.
 # Ends with "N passed, N failed".
 check: all
 	tests/check.sh all
 
-check-style check-unit check-unit-tsan check-fuzz check-vm check-vm-selftest: all
+check-style check-unit check-unit-tsan check-fuzz check-install check-slurm check-vm check-vm-selftest: all
 	tests/check.sh $(patsubst check-%,%,$@)
 
 demo: all

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages and ends with one summary line "N passed, N failed".
-#   tests/check.sh all | style | unit | unit-tsan | fuzz | vm | vm-selftest ...
+#   tests/check.sh all | style | unit | unit-tsan | fuzz | install | slurm | vm | vm-selftest ...
 # Every stage runs even when an earlier one failed; the exit status is non-zero if
 # anything failed. See Documentation/testing.rst.
 set -uo pipefail
@@ -204,6 +204,39 @@ stage_vm() {
 	record vm "$p" "$f"
 }
 
+# script_counts NAME SCRIPT: runs a test script that ends with "NAME: N passed, N failed".
+script_counts() {
+	local name=$1 line p=0 f=1
+	shift
+	local rc
+	"$@" 2>&1 | tee "$build/$name-check.log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$build/$name-check.log" | tail -n 1)
+	if [ -n "$line" ]; then
+		p=$(sed -E 's/^[^0-9]*([0-9]+) passed.*/\1/' <<<"$line")
+		f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+	fi
+	# A script that failed as a whole counts as a failure even if it counted none.
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	[ "$f" = 0 ] || digest_add "$name" "$(grep -E '^FAIL' "$build/$name-check.log")"
+	record "$name" "$p" "$f"
+}
+
+# make install / uninstall into a staging prefix, the installed tree used alone, man
+# pages, dkms build (about a minute: the dkms build of the module is most of it).
+stage_install() {
+	banner "install: make install into a staging prefix, used without the source tree"
+	mkdir -p "$build"
+	script_counts install tests/install/install_test.sh
+}
+
+# A real Slurm (munged, slurmctld, slurmd of one node) running BSPlib jobs (about 25 s).
+stage_slurm() {
+	banner "slurm: srun -n 4 and sbatch + bsprun under Debian's Slurm"
+	mkdir -p "$build"
+	script_counts slurm tests/install/slurm_test.sh
+}
+
 stage_vm_selftest() {
 	banner "vm-selftest: the harness must report a kernel splat as failure"
 	if tests/vm/selftest.sh; then record vm-selftest 1 0; else record vm-selftest 0 1; fi
@@ -211,10 +244,10 @@ stage_vm_selftest() {
 
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(all)
-if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz vm vm-selftest); fi
+if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz install slurm vm vm-selftest); fi
 for s in "${stages[@]}"; do
 	case $s in
-	style | unit | fuzz | vm) "stage_$s" ;;
+	style | unit | fuzz | install | slurm | vm) "stage_$s" ;;
 	unit-tsan) stage_unit_tsan ;;
 	vm-selftest) stage_vm_selftest ;;
 	*) echo "unknown stage: $s" >&2; exit 2 ;;

@@ -104,6 +104,7 @@ static void bspe_foq_implicit(struct bspe_ep *ep, struct bspe_chan *ch,
 		ch->foq[(ch->fo_head + kept) % size] = f;
 		kept++;
 	}
+	ep->fo_total -= n - kept;
 	ch->fo_count = kept;
 }
 

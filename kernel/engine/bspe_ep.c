@@ -126,10 +126,20 @@ size_t bspe_chan_size(const struct bspe_cfg *cfg)
 	return l.chan;
 }
 
+/*
+ * The fine-grained rule acknowledges after n / (2p) packets: the buffers
+ * are shared by the peers that may have packets in flight at once. Those
+ * are the processes this endpoint has channels with (channels open when a
+ * process first sends or receives), not every process of the group: p is
+ * min(nprocs, open channels + 1), so that a process talking to 8 others
+ * of 1024 acknowledges as rarely as in a group of 9.
+ */
 void bspe_update_thresh(struct bspe_ep *ep)
 {
 	u32 n = ep->cfg.sndbuf_pkts + ep->cfg.rcvbuf / ep->cfg.frag_size;
-	u32 t = n / (2 * ep->cfg.nprocs);
+	u32 p = ep->nopen + 1 < ep->cfg.nprocs ? ep->nopen + 1 :
+		ep->cfg.nprocs;
+	u32 t = n / (2 * p);
 
 	ep->ack_thresh = t ? t : 1;
 }
@@ -375,6 +385,7 @@ static int bspe_chan_new(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 	i = ep->free_idx[--ep->nfree];
 	ep->tab[i] = ch;
 	ep->nopen++;
+	bspe_update_thresh(ep);
 	ep->st.chans_opened++;
 	b = bspe_bucket_of(ep, node, port);
 	ch->idx = i;
@@ -464,6 +475,7 @@ static void bspe_chan_release(struct bspe_ep *ep, struct bspe_chan *ch)
 	ep->tab[ch->idx] = NULL;
 	ep->free_idx[ep->nfree++] = ch->idx;
 	ep->nopen--;
+	bspe_update_thresh(ep);
 	ep->ops->chan_free(ep->ctx, ch, ep->chan_size);
 }
 

@@ -211,6 +211,8 @@ struct bspe_ep {
 	u16	*bucket;		/* hash buckets: first index or NIL */
 	struct bspe_list lists[BSPE_L_MAX];
 	struct bspe_smsg *mfirst, *mlast; /* active messages, in order */
+	/* the first of them that may have an unsent fragment */
+	struct bspe_smsg *munsent;
 	u64	hash_k0, hash_k1;	/* channel hash key (cfg.hash_key) */
 	size_t	chan_size;		/* bytes of one channel's allocation */
 	u32	nbuckets;		/* power of two */
@@ -219,6 +221,7 @@ struct bspe_ep {
 	u32	push_gen;
 	struct bspe_stats st;		/* endpoint-level drops */
 	u64	timer_at;		/* armed deadline, 0: none */
+	u64	chan_due;		/* no channel deadline before (0: none) */
 	u64	rate_start;		/* start of the rate window */
 	u64	pace_bps;
 	u64	pace_tokens;		/* bytes */
@@ -238,6 +241,7 @@ struct bspe_ep {
 	u32	nfrags_max;		/* fragments per message, receiver */
 	u32	rx_hint;		/* channel of the last accepted packet */
 	u32	send_order;		/* next bspe_smsg.order */
+	u32	fo_total;		/* failover entries over all channels */
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
 	u8	closed;			/* bspe_close_notify() was called */
 	u8	rx_blocked;		/* a channel refused for rcvbuf (own budget) */
@@ -245,6 +249,16 @@ struct bspe_ep {
 	u32	tomb_next;		/* next tombstone ring entry to use */
 	struct bspe_tomb tombs[BSPE_TOMBS];
 };
+
+/*
+ * A channel may have a deadline at @t: the timer walks the channels no
+ * later than then (bspe_timer skips the walk before ep->chan_due).
+ */
+static inline void bspe_chan_due(struct bspe_ep *ep, u64 t)
+{
+	if (t && (!ep->chan_due || t < ep->chan_due))
+		ep->chan_due = t;
+}
 
 /* Serial number arithmetic on incarnations (RFC 1982). */
 static inline int bspe_inc_newer(u32 a, u32 b)

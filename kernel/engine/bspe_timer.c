@@ -124,6 +124,7 @@ void bspe_arm_chan(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	/* The timer walks only channels that may have something due. */
 	if (t)
 		bspe_list_add(ep, ch, BSPE_L_TIMER);
+	bspe_chan_due(ep, t);
 	if (ep->pace_wake && (!t || ep->pace_wake < t))
 		t = ep->pace_wake;
 	if (t)
@@ -153,6 +154,7 @@ void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		f->frag = p->frag;
 		f->mslot = p->mslot;
 		ch->fo_count++;
+		ep->fo_total++;
 		p->state = BSPE_SPKT_FREE;
 		sr->outstanding--;
 		ep->outstanding--;
@@ -204,6 +206,7 @@ static void bspe_node_suspect(struct bspe_ep *ep, u32 node, u8 rail, int on)
 		if (on) {
 			ch->suspect |= (u8)(1u << rail);
 			bspe_list_add(ep, ch, BSPE_L_TIMER);	/* revive */
+			bspe_chan_due(ep, 1);
 		} else {
 			ch->suspect &= (u8)~(1u << rail);
 		}
@@ -306,6 +309,9 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
  * by a packet sent and by a rail suspected), not the whole table; one
  * found without any leaves the list. Channels linked during the walk (a
  * rail declared dead re-arms every channel to its node) are walked too.
+ * The walk happens only when a channel deadline may be due (chan_due): a
+ * pacing release alone sends the next packets without visiting channels
+ * that merely wait for their acknowledgements.
  */
 void bspe_timer(struct bspe_ep *ep, u64 now)
 {
@@ -317,16 +323,21 @@ void bspe_timer(struct bspe_ep *ep, u64 now)
 		ep->pace_wake = 0;
 		bspe_push_all(ep, now);
 	}
-	for (ch = ep->lists[BSPE_L_TIMER].first; ch; ch = next) {
-		ep->st.chan_visits++;
-		bspe_chan_timer(ep, ch, now);
-		next = ch->link[BSPE_L_TIMER].next;
-		t = bspe_chan_deadline(ep, ch);
-		if (!t)
-			bspe_list_del(ep, ch, BSPE_L_TIMER);
-		else if (!best || t < best)
-			best = t;
+	if (ep->chan_due && ep->chan_due <= now) {
+		ep->chan_due = 0;
+		for (ch = ep->lists[BSPE_L_TIMER].first; ch; ch = next) {
+			ep->st.chan_visits++;
+			bspe_chan_timer(ep, ch, now);
+			next = ch->link[BSPE_L_TIMER].next;
+			t = bspe_chan_deadline(ep, ch);
+			if (!t)
+				bspe_list_del(ep, ch, BSPE_L_TIMER);
+			else if (!best || t < best)
+				best = t;
+		}
+		bspe_chan_due(ep, best);
 	}
+	best = ep->chan_due;
 	if (ep->pace_wake && (!best || ep->pace_wake < best))
 		best = ep->pace_wake;
 	if (best)

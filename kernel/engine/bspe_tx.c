@@ -264,6 +264,7 @@ static int bspe_pick_frag(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		ch->fo_head = (ch->fo_head + 1) %
 			      (ep->cfg.snd_wnd * ep->cfg.nrails);
 		ch->fo_count--;
+		ep->fo_total--;
 		return 0;
 	}
 	for (i = 0; i < ch->mcount; i++) {
@@ -325,6 +326,9 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		sr->progress = now;
 	/* An outstanding packet is a probe deadline: the timer walks it. */
 	bspe_list_add(ep, ch, BSPE_L_TIMER);
+	bspe_chan_due(ep, bspe_max64(sr->outstanding ? sr->progress : now,
+				     sr->probe_time) +
+			  bspe_rto(ep, ch, sr->probes));
 	sr->outstanding++;
 	ep->outstanding++;
 	sr->snd_nxt++;
@@ -400,7 +404,16 @@ static void bspe_push_ordered(struct bspe_ep *ep, u64 now)
 	struct bspe_smsg *m, *next;
 	u32 gen = ++ep->push_gen;
 
-	for (m = ep->mfirst; m; m = next) {
+	/*
+	 * Messages before munsent have sent every fragment (a sent fragment
+	 * is never unsent again: losses are resent from the ring, a dead
+	 * rail's from the failover queue), so without failover entries the
+	 * walk starts there: a release costs the channels with unsent data,
+	 * not the messages that wait for their acknowledgements.
+	 */
+	while (ep->munsent && !bspe_msg_unsent(ep, ep->munsent))
+		ep->munsent = ep->munsent->fnext;
+	for (m = ep->fo_total ? ep->mfirst : ep->munsent; m; m = next) {
 		struct bspe_chan *ch = m->ch;
 
 		/* Pushing only sends: no message leaves the FIFO meanwhile. */
@@ -493,6 +506,8 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	else
 		ep->mfirst = m;
 	ep->mlast = m;
+	if (!ep->munsent)
+		ep->munsent = m;
 	ch->mcount++;
 	bspe_list_add(ep, ch, BSPE_L_SEND);
 	for (i = 0; i < ep->cfg.nrails; i++)
@@ -527,6 +542,8 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 /* @m is settled: out of the endpoint's FIFO. */
 static void bspe_msg_unlink(struct bspe_ep *ep, struct bspe_smsg *m)
 {
+	if (ep->munsent == m)
+		ep->munsent = m->fnext;
 	if (m->fprev)
 		m->fprev->fnext = m->fnext;
 	else
@@ -575,6 +592,7 @@ void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status)
 		sr->ackreq_pending = 0;
 		sr->probes = 0;
 	}
+	ep->fo_total -= ch->fo_count;
 	ch->fo_count = 0;
 	ch->fo_head = 0;
 	for (i = 0; i < ch->mcount; i++) {

@@ -1,8 +1,9 @@
 // Deterministic discrete-event network simulator for the AF_BSP protocol engine.
 #include "sim.hpp"
 
+#include <time.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <sstream>
 #include <type_traits>
@@ -42,21 +43,28 @@ WirePkt decode(const uint8_t *p, int src, int dst) {
     return w;
 }
 
+// The CPU time of the calling thread: time it was preempted (a busy host) is not counted.
+uint64_t Sim::thread_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
+}
+
 // Time spent in a callback is the caller's (the sim's), not the engine's: subtract it.
 struct CbTimer {
-    explicit CbTimer(Sim &s) : sim(s), on(s.measure_cpu) {
+    explicit CbTimer(Sim &s) : sim(s), on(s.sampling_) {
         if (on)
-            t0 = std::chrono::steady_clock::now();
+            t0 = Sim::thread_ns();
     }
     ~CbTimer() {
-        if (on)
-            sim.callback_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now() - t0)
-                                    .count();
+        if (on) {
+            sim.sample_cb_ns_ += Sim::thread_ns() - t0;
+            sim.sample_cbs_++;
+        }
     }
     Sim &sim;
     bool on;
-    std::chrono::steady_clock::time_point t0;
+    uint64_t t0 = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -72,7 +80,6 @@ Node::Node(Sim &sim, int id, const bspe_cfg &cfg) : sim_(sim), id_(id) {
     mem_.assign(sz / 8 + 1, 0);
     ep_ = bspe_init(mem_.data(), mem_.size() * 8, &cfg, &ops, this);
     chan_.assign(sim.net_.nodes, -1);
-    backlog_.resize(sim.net_.nodes);
 }
 
 // The engine is not torn down (its callbacks would reach into the dying sim): channel memory
@@ -192,7 +199,13 @@ void Node::cb_deliver(void *ctx, const bspe_delivery *d) {
         n->rx_bytes_held -= len;
         sim.timed([&] { bspe_rx_consumed(n->ep_, len, sim.now_); });
     });
-    n->delivered.push_back(del);
+    sim.check_delivery(n->id_, del);
+    if (!sim.net_.keep_history) {
+        if (n->on_deliver)
+            n->on_deliver(*n, del);
+        return;
+    }
+    n->delivered.push_back(std::move(del));
     if (n->on_deliver)
         n->on_deliver(*n, n->delivered.back());
 }
@@ -212,9 +225,15 @@ void Node::cb_complete(void *ctx, void *msg, int status) {
         return;
     }
     uint64_t serial = m->serial;
-    if (n->completed.count(serial))
+    Sim &s = n->sim_;
+    int &st = s.status_[serial - 1];
+    if (st != 1)
         n->errors.push_back("message completed twice");
-    n->completed[serial] = status;
+    st = status == 1 ? -1 : status;
+    if (status)
+        s.completed_bad_++;
+    if (s.net_.keep_history)
+        n->completed[serial] = status;
     n->sim_.completions_++;
     n->msgs_.erase(it);
     if (n->on_complete)
@@ -246,32 +265,12 @@ void Node::cb_rail_event(void *ctx, uint32_t node, uint8_t rail, int up) {
 // ---------------------------------------------------------------------------------------------
 // Sim
 
-template <typename F>
-auto Sim::timed(F &&f) -> decltype(f()) {
-    if (!measure_cpu)
-        return f();
-    auto t0 = std::chrono::steady_clock::now();
-    struct Done {
-        Sim *s;
-        std::chrono::steady_clock::time_point t0;
-        ~Done() {
-            s->engine_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::steady_clock::now() - t0)
-                                 .count();
-            s->engine_calls_++;
-        }
-    } done{this, t0};
-    return f();
-}
-
 Sim::Sim(const NetCfg &net, const bspe_cfg &base) : net_(net), rng_(net.seed) {
     net_.rail.resize(net_.rails);
     egress_free_.assign(net_.nodes, std::vector<uint64_t>(net_.rails, 0));
     ingress_free_.assign(net_.nodes, std::vector<uint64_t>(net_.rails, 0));
     burst_left_.assign(net_.rails, 0);
     last_at_switch_.assign(net_.rails, 0);
-    sent_.assign(net_.nodes, std::vector<std::vector<std::vector<uint8_t>>>(net_.nodes));
-    sent_serial_.assign(net_.nodes, std::vector<std::vector<uint64_t>>(net_.nodes));
     for (int i = 0; i < net_.nodes; i++) {
         bspe_cfg c = base;
         c.node = static_cast<uint32_t>(i);
@@ -340,8 +339,12 @@ uint64_t Sim::send(int src, int dst, std::vector<uint8_t> data, uint32_t flags) 
     m->serial = ++serial_;
     m->dst = dst;
     m->data = std::move(data);
-    sent_[src][dst].push_back(m->data);
-    sent_serial_[src][dst].push_back(m->serial);
+    PairLog &pl = pair(src, dst);
+    pl.sent.push_back(
+        Sent{m->serial, hash(m->data.data(), m->data.size()), uint32_t(m->data.size())});
+    pl.nsent++;
+    status_.push_back(1);
+    serial_pair_.emplace_back(src, dst);
     submitted_++;
     m->flags = flags;
     uint64_t serial = m->serial;
@@ -352,8 +355,10 @@ uint64_t Sim::send(int src, int dst, std::vector<uint8_t> data, uint32_t flags) 
 
 void Sim::kick_backlog(int src) {
     Node &n = *nodes_[src];
-    for (int dst = 0; dst < net_.nodes; dst++) {
-        auto &bl = n.backlog_[dst];
+    // Only destinations with messages waiting, in destination order.
+    for (auto bit = n.backlog_.begin(); bit != n.backlog_.end();) {
+        int dst = bit->first;
+        auto &bl = bit->second;
         while (!bl.empty()) {
             Node::Msg *m = bl.front().get();
             uint32_t flags = m->flags;
@@ -374,6 +379,7 @@ void Sim::kick_backlog(int src) {
                 n.msgs_.erase(raw);
             }
         }
+        bit = bl.empty() ? n.backlog_.erase(bit) : std::next(bit);
     }
 }
 
@@ -514,47 +520,58 @@ bool Sim::run_until_idle(uint64_t horizon) {
     return q_.empty();
 }
 
+uint64_t Sim::hash(const uint8_t *p, size_t len) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+// Every delivery is checked as it happens: the next message of the pair, same length and hash.
+void Sim::check_delivery(int dst, const Delivered &d) {
+    auto it = pairs_.find((uint64_t(d.src) << 32) | uint32_t(dst));
+    std::ostringstream err;
+    if (it == pairs_.end() || it->second.ndelivered == it->second.nsent) {
+        err << "node " << dst << " got an extra message from " << d.src;
+    } else {
+        PairLog &pl = it->second;
+        const Sent &want = pl.sent.front();
+        if (want.len != d.data.size() || want.hash != hash(d.data.data(), d.data.size()))
+            err << "node " << dst << " message " << pl.ndelivered << " from " << d.src
+                << " differs (len " << d.data.size() << " want " << want.len << ")";
+        pl.ndelivered++;
+        pl.sent.pop_front();
+    }
+    if (!err.str().empty() && first_error_.empty())
+        first_error_ = err.str();
+}
+
 std::string Sim::verify_all_delivered() const {
     std::ostringstream err;
     for (int d = 0; d < net_.nodes; d++) {
         const Node &n = *nodes_[d];
         if (!n.errors.empty())
             return "node " + std::to_string(d) + ": " + n.errors.front();
-        std::vector<size_t> idx(net_.nodes, 0);
-        for (const Delivered &del : n.delivered) {
-            const auto &want = sent_[del.src][d];
-            size_t &i = idx[del.src];
-            if (i >= want.size()) {
-                err << "node " << d << " got an extra message from " << del.src;
-                return err.str();
-            }
-            if (want[i] != del.data) {
-                err << "node " << d << " message " << i << " from " << del.src << " differs (len "
-                    << del.data.size() << " want " << want[i].size() << ")";
-                return err.str();
-            }
-            i++;
-        }
-        for (int s = 0; s < net_.nodes; s++)
-            if (idx[s] != sent_[s][d].size()) {
-                err << "node " << d << " got " << idx[s] << " of " << sent_[s][d].size()
-                    << " messages from " << s;
-                return err.str();
-            }
     }
-    for (int s = 0; s < net_.nodes; s++)
-        for (int d = 0; d < net_.nodes; d++)
-            for (uint64_t serial : sent_serial_[s][d]) {
-                auto it = nodes_[s]->completed.find(serial);
-                if (it == nodes_[s]->completed.end()) {
-                    err << "message " << serial << " " << s << "->" << d << " never completed";
-                    return err.str();
-                }
-                if (it->second != 0) {
-                    err << "message " << serial << " completed with " << it->second;
-                    return err.str();
-                }
-            }
+    if (!first_error_.empty())
+        return first_error_;
+    for (const auto &[key, pl] : pairs_)
+        if (pl.ndelivered != pl.nsent) {
+            err << "node " << uint32_t(key) << " got " << pl.ndelivered << " of " << pl.nsent
+                << " messages from " << (key >> 32);
+            return err.str();
+        }
+    for (size_t i = 0; i < status_.size(); i++) {
+        if (status_[i] == 1) {
+            err << "message " << i + 1 << " " << serial_pair_[i].first << "->"
+                << serial_pair_[i].second << " never completed";
+            return err.str();
+        }
+        if (status_[i] != 0) {
+            err << "message " << i + 1 << " completed with " << status_[i];
+            return err.str();
+        }
+    }
     return "";
 }
 

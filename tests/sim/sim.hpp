@@ -82,6 +82,11 @@ struct NetCfg {
     // expectation), a receiver gets one from the first valid packet (BSPE_CFG_AUTO_OPEN,
     // chan_new flags it as a group member).
     bool lazy_chans = false;
+    // Nodes keep every delivered message (Node::delivered) and every completion
+    // (Node::completed) for tests to inspect. Off for runs at scale: the sim still checks every
+    // delivery (length, 64-bit hash, per-pair order, exactly once) and every completion as they
+    // happen, in memory that grows with the messages in flight, not with the messages sent.
+    bool keep_history = true;
 };
 
 // A packet on the wire as tests see it (decoded header, host byte order).
@@ -172,7 +177,8 @@ class Node {
     std::vector<int> chan_;  // node -> channel index
     std::map<Msg *, std::unique_ptr<Msg>> msgs_;
     std::map<std::pair<int, uint32_t>, std::vector<uint8_t>> slots_;
-    std::vector<std::deque<std::unique_ptr<Msg>>> backlog_;  // per destination, on -EAGAIN
+    // per destination with messages waiting (on -EAGAIN), in destination order
+    std::map<int, std::deque<std::unique_ptr<Msg>>> backlog_;
     uint64_t timer_gen_ = 0;
     uint64_t timer_at_ = 0;
 };
@@ -215,12 +221,23 @@ class Sim {
     bspe_stats total_stats() const;
     // Messages submitted and not yet completed (including the sim's backlog).
     uint64_t pending() const { return submitted_ - completions_; }
-    // Nanoseconds of host CPU spent inside engine calls, and the number of calls.
+    // Hash of a message's bytes as the sim checks them (FNV-1a, 64 bits).
+    static uint64_t hash(const uint8_t *p, size_t len);
+    // Nanoseconds of the thread's CPU time spent inside engine calls (with measure_cpu): one
+    // call in kSampleEvery is timed with the thread's CPU clock (time the thread was preempted
+    // does not count), less the sim's callbacks and the clock reads, and scaled to all calls.
     uint64_t engine_cpu_ns() const {
-        return engine_ns_ > callback_ns_ ? engine_ns_ - callback_ns_ : 0;
+        if (!sampled_ || engine_ns_ <= 0)
+            return 0;
+        return static_cast<uint64_t>(double(engine_ns_) * double(engine_calls_) / double(sampled_));
     }
     uint64_t engine_calls() const { return engine_calls_; }
+    static uint64_t thread_ns();
+    static constexpr uint64_t kSampleEvery = 4;
     bool measure_cpu = false;
+    // Every engine call the sim or a workload makes goes through here (counted, sampled).
+    template <typename F>
+    auto timed(F &&f) -> decltype(f());
 
   private:
     friend class Node;
@@ -235,8 +252,6 @@ class Sim {
     void transmit(int src, const bspe_xmit *x, const uint8_t *payload);
     bool rail_dead(int node, int rail, uint64_t t) const;
     void kick_backlog(int src);
-    template <typename F>
-    auto timed(F &&f) -> decltype(f());
 
     NetCfg net_;
     Rng rng_;
@@ -249,16 +264,62 @@ class Sim {
     std::vector<int> burst_left_;           // per rail
     std::vector<uint64_t> last_at_switch_;  // per rail
     WireStats wire_;
-    // sent[src][dst] = payloads in order; serials for completion checks
-    std::vector<std::vector<std::vector<std::vector<uint8_t>>>> sent_;
-    std::vector<std::vector<std::vector<uint64_t>>> sent_serial_;
+    // Per (src, dst) pair that carried messages: what was sent, in order, and how many of them
+    // were delivered (checked at delivery, see Node::cb_deliver).
+    struct Sent {
+        uint64_t serial;
+        uint64_t hash;
+        uint32_t len;
+    };
+    struct PairLog {
+        std::deque<Sent> sent;    // not yet delivered, in order
+        uint64_t nsent = 0;       // messages sent
+        uint64_t ndelivered = 0;  // messages delivered
+    };
+    PairLog &pair(int src, int dst) { return pairs_[(uint64_t(src) << 32) | uint32_t(dst)]; }
+    void check_delivery(int dst, const Delivered &d);
+    std::map<uint64_t, PairLog> pairs_;  // key src << 32 | dst
+    std::string first_error_;            // first delivery or completion violation
+    // Completion status per serial (index serial - 1): 1 not yet, otherwise the status (<= 0).
+    std::vector<int> status_;
+    std::vector<std::pair<int, int>> serial_pair_;  // serial - 1 -> (src, dst)
+    uint64_t completed_bad_ = 0;                    // completions with a non-zero status
     uint64_t serial_ = 0;
     uint64_t submitted_ = 0;
     uint64_t completions_ = 0;
-    uint64_t engine_ns_ = 0;
-    uint64_t callback_ns_ = 0;  // inside engine calls but in the sim's callbacks
+    int64_t engine_ns_ = 0;  // sampled engine calls, their callbacks and clock reads excluded
     uint64_t engine_calls_ = 0;
+    uint64_t sampled_ = 0;
+    bool sampling_ = false;      // inside a sampled engine call
+    uint64_t sample_cb_ns_ = 0;  // its callbacks' intervals
+    uint64_t sample_cbs_ = 0;
 };
+
+template <typename F>
+auto Sim::timed(F &&f) -> decltype(f()) {
+    engine_calls_++;
+    if (!measure_cpu || sampling_ || engine_calls_ % kSampleEvery != 0)
+        return f();
+    // A sampled call: [t1, t2] holds the call, its callbacks' intervals and the clock reads
+    // (about one read's cost for t1 and t2 together, one more per callback outside the
+    // callback's own interval); t1 - t0 is what one read costs here and now.
+    sampling_ = true;
+    sample_cb_ns_ = 0;
+    sample_cbs_ = 0;
+    uint64_t t0 = thread_ns();
+    struct Done {
+        Sim *s;
+        uint64_t t0, t1;
+        ~Done() {
+            uint64_t t2 = thread_ns();
+            s->sampling_ = false;
+            s->engine_ns_ += int64_t(t2 - t1) - int64_t(s->sample_cb_ns_) -
+                             int64_t(t1 - t0) * int64_t(1 + s->sample_cbs_);
+            s->sampled_++;
+        }
+    } done{this, t0, thread_ns()};
+    return f();
+}
 
 // Decodes the header of a packet (no validation).
 WirePkt decode(const uint8_t *pkt, int src, int dst);

@@ -166,7 +166,9 @@ static int run_measure(const char *self, int p, int combine, struct row *out)
         snprintf(hs, sizeof hs, "%d", h_words);
         setenv("BSP_NPROCS", ps, 1);
         setenv("BSP_COMBINE", combine ? "1" : "0", 1);
-        execl(self, self, "--measure", "-h", hs, (char *)NULL);
+        /* /proc/self/exe, not argv[0]: started through PATH (an installed bspprobe),
+         * argv[0] is a bare name that execl would not find. */
+        execl("/proc/self/exe", self, "--measure", "-h", hs, (char *)NULL);
         _exit(127);
     }
     close(fd[1]);

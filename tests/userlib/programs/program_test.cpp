@@ -567,8 +567,8 @@ TEST(Programs, ProfileRecordsEverySuperstepAndBspprofSummarisesIt) {
         ++bars;
     EXPECT_EQ(bars, 12u);  // 3 put senders, 3 receivers, 3 get servers, 3 getters
     // The PNG is the same picture: PNG signature, IHDR with the SVG's width and height.
-    auto png_run = run_program(
-        {BSPPROF_PATH, "-g", "0.5", "-l", "100", "--png", prefix + ".png", prefix}, {});
+    auto png_run =
+        run_program({BSPPROF_PATH, "-g", "0.5", "-l", "100", "--png", prefix + ".png", prefix}, {});
     EXPECT_EQ(png_run.exit_status, 0) << png_run.err;
     EXPECT_EQ(png_run.err, "");
     std::ifstream pngf(prefix + ".png", std::ios::binary);

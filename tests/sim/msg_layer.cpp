@@ -1,0 +1,272 @@
+// The BSPlib messaging layer as a workload of the simulator (see msg_layer.hpp).
+#include "msg_layer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "bit_matrix.hpp"
+#include "pacing.hpp"
+#include "schedule.hpp"
+
+namespace bspsim {
+
+namespace {
+
+// Sizes of the messaging layer's encodings (userlib/src/messages.hpp, Documentation/messaging.rst
+// "Encodings").
+constexpr uint32_t kMsgHeader = 17;                   // magic, type, superstep, aux
+constexpr uint32_t kCounts = kMsgHeader + 8 + 4 + 4;  // bytes, records, no get requests
+constexpr uint32_t kUnitHeader = kMsgHeader + 4;
+constexpr uint32_t kRecordHeader = 25;
+
+uint32_t contribution_bytes(int p) {
+    return 4 + 1 + 4 + static_cast<uint32_t>((p + 7) / 8) + 4 + 4;
+}
+
+}  // namespace
+
+MsgPattern msg_total_exchange(uint32_t h) {
+    MsgPattern m;
+    m.name = "total";
+    m.dests = [h](int i, int p) {
+        std::vector<std::pair<int, uint32_t>> d;
+        if (p < 2)
+            return d;
+        uint32_t n = static_cast<uint32_t>(p - 1), each = h / n, extra = h % n;
+        for (uint32_t t = 1; t <= n; t++)
+            d.emplace_back((i + static_cast<int>(t)) % p, each + (t <= extra ? 1 : 0));
+        return d;
+    };
+    return m;
+}
+
+MsgPattern msg_sparse(uint32_t h, int fan) {
+    MsgPattern m;
+    m.name = "sparse";
+    m.dests = [h, fan](int i, int p) {
+        std::vector<std::pair<int, uint32_t>> d;
+        int k = std::min(fan, p - 1);
+        for (int t = 1; t <= k; t++)
+            d.emplace_back((i + t) % p, h / static_cast<uint32_t>(k));
+        return d;
+    };
+    return m;
+}
+
+int MsgLayerRun::barrier_rounds(int p) {
+    int q = 1, l = 0;
+    while (q * 2 <= p) {
+        q *= 2;
+        l++;
+    }
+    return l + (q < p ? 2 : 0);
+}
+
+MsgLayerRun::MsgLayerRun(Sim &sim, MsgPattern pat, int supersteps, uint64_t link_rate,
+                         uint32_t unit_bytes)
+    : sim_(sim),
+      pat_(std::move(pat)),
+      supersteps_(supersteps),
+      link_rate_(link_rate),
+      unit_bytes_(unit_bytes) {
+    int p = sim_.nodes();
+    while (q_ * 2 <= p) {
+        q_ *= 2;
+        log_q_++;
+    }
+    st_.resize(static_cast<size_t>(p));
+    ends_.assign(static_cast<size_t>(supersteps_ + 1), 0);
+    left_.assign(static_cast<size_t>(supersteps_ + 2), p);
+    // The OR-reduced matrix the barrier gives every process: the pattern is the same in
+    // every superstep, so its fan-ins and pacing rates are too.
+    bsp::rt::BitMatrix m(p);
+    for (int i = 0; i < p; i++) {
+        auto d = pat_.dests(i, p);
+        std::map<int, uint32_t> by_dst(d.begin(), d.end());
+        for (const auto &[j, len] : by_dst) {
+            m.set(i, j);
+            st_[static_cast<size_t>(j)].fan_in++;
+        }
+        Proc &pr = st_[static_cast<size_t>(i)];
+        for (int j : bsp::rt::destination_order(bsp::rt::Schedule::LatinSquare, i, p, 1)) {
+            auto it = by_dst.find(j);
+            if (it != by_dst.end())
+                pr.dests.push_back(*it);
+        }
+    }
+    std::vector<uint64_t> rates(static_cast<size_t>(p));
+    for (int i = 0; i < p; i++)
+        rates[static_cast<size_t>(i)] =
+            bsp::rt::pacing_rate(m, i, bsp::rt::Schedule::LatinSquare, link_rate_);
+    pacing_ = p ? *std::max_element(rates.begin(), rates.end()) : 0;
+    for (int i = 0; i < p; i++) {
+        Node &n = sim_.node(i);
+        n.on_deliver = [this](Node &nd, const Delivered &d) { on_deliver(nd, d); };
+        if (rates[static_cast<size_t>(i)])
+            sim_.timed([&] { bspe_set_pacing(n.ep(), rates[static_cast<size_t>(i)], sim_.now()); });
+    }
+}
+
+void MsgLayerRun::send(int src, int dst, char tag, int s, uint32_t aux, uint32_t len,
+                       uint32_t flags) {
+    auto d = Sim::pattern(src, dst, (uint64_t(s) << 32) | aux, std::max<uint32_t>(len, 9));
+    d.resize(len < 9 ? 9 : len);
+    d[0] = static_cast<uint8_t>(tag);
+    uint32_t su = static_cast<uint32_t>(s);
+    std::memcpy(&d[1], &su, 4);
+    std::memcpy(&d[5], &aux, 4);
+    sim_.send(src, dst, std::move(d), flags);
+}
+
+void MsgLayerRun::barrier_send(int i, int to, int round) {
+    Proc &pr = st_[static_cast<size_t>(i)];
+    uint32_t n = static_cast<uint32_t>(round) == static_cast<uint32_t>(log_q_ + 1)
+                     ? static_cast<uint32_t>(sim_.nodes())
+                     : pr.known;
+    uint32_t len = kMsgHeader + 4 + n * contribution_bytes(sim_.nodes());
+    // aux: round in the low 8 bits, contributions carried above
+    send(i, to, 'B', pr.s, static_cast<uint32_t>(round) | (n << 8), len, BSPE_SEND_SYNC);
+    stats_.barrier_bytes += len;
+    stats_.barrier_msgs++;
+}
+
+void MsgLayerRun::start_barrier(int i, int s) {
+    Proc &pr = st_[static_cast<size_t>(i)];
+    pr.s = s;
+    pr.phase = 0;
+    pr.known = 1;
+    if (i >= q_) {
+        barrier_send(i, i - q_, 0);
+        pr.round = log_q_ + 1;
+    } else {
+        pr.round = i + q_ < sim_.nodes() ? 0 : 1;
+        if (pr.round == 1 && log_q_ >= 1)
+            barrier_send(i, i ^ 1, 1);
+    }
+}
+
+void MsgLayerRun::on_deliver(Node &n, const Delivered &d) {
+    if (d.data.size() < 9)
+        return;
+    uint32_t s, aux;
+    std::memcpy(&s, &d.data[1], 4);
+    std::memcpy(&aux, &d.data[5], 4);
+    Step &step = st_[static_cast<size_t>(n.id())].steps[static_cast<int>(s)];
+    switch (d.data[0]) {
+        case 'B':
+            step.barrier[static_cast<int>(aux & 0xff)] = aux >> 8;
+            break;
+        case 'C':
+            step.counts++;
+            step.units_expected += aux;
+            step.from[d.src].first += aux;
+            break;
+        default:
+            step.units++;
+            if (++step.from[d.src].second > step.from[d.src].first)
+                errors.push_back("data unit before its count message");
+            break;
+    }
+    progress(n.id());
+}
+
+void MsgLayerRun::progress(int i) {
+    Proc &pr = st_[static_cast<size_t>(i)];
+    Node &node = sim_.node(i);
+    int p = sim_.nodes();
+    for (;;) {
+        if (pr.phase == 3)
+            return;
+        Step &step = pr.steps[pr.s];
+        if (pr.phase == 0) {
+            // The message of the round we wait for: round 0 from i + q, rounds 1..log2 q from
+            // the partner, round log2 q + 1 from i - q.
+            auto it = step.barrier.find(pr.round);
+            if (it == step.barrier.end())
+                return;
+            if (i >= q_) {
+                pr.known = it->second;
+            } else {
+                pr.known += it->second;
+                int next = pr.round + 1;
+                if (next <= log_q_) {
+                    pr.round = next;
+                    barrier_send(i, i ^ (1 << (next - 1)), next);
+                    continue;
+                }
+                if (i + q_ < p)
+                    barrier_send(i, i + q_, log_q_ + 1);
+            }
+            if (pr.known != static_cast<uint32_t>(p))
+                errors.push_back("barrier completed without every contribution");
+            // barrier complete
+            sim_.timed(
+                [&] { bspe_superstep_done(node.ep(), static_cast<uint32_t>(pr.s), sim_.now()); });
+            if (pr.s > supersteps_) {
+                pr.phase = 3;
+                pr.steps.clear();
+                finished_++;
+                return;
+            }
+            pr.phase = 1;
+            for (const auto &[j, len] : pr.dests) {
+                uint32_t room = unit_bytes_ - kUnitHeader - kRecordHeader;
+                uint32_t units = len ? (len + room - 1) / room : 1;
+                send(i, j, 'C', pr.s, units, kCounts, 0);
+                stats_.count_bytes += kCounts;
+                stats_.count_msgs++;
+            }
+            continue;
+        }
+        if (pr.phase == 1) {
+            if (static_cast<uint32_t>(step.counts) < pr.fan_in)
+                return;
+            pr.phase = 2;
+            // expect_from every sender: the units its count message announced, less those
+            // already here
+            for (const auto &[k, ua] : step.from)
+                if (ua.first > ua.second) {
+                    int c = node.chan_to(k);
+                    sim_.timed([&] {
+                        return bspe_expect(node.ep(), c, ua.first - ua.second, sim_.now());
+                    });
+                }
+            for (const auto &[j, len] : pr.dests) {
+                uint32_t room = unit_bytes_ - kUnitHeader - kRecordHeader;
+                uint32_t left = len, u = 0;
+                do {
+                    uint32_t chunk = std::min(left, room);
+                    left -= chunk;
+                    uint32_t ulen = kUnitHeader + kRecordHeader + chunk;
+                    send(i, j, 'D', pr.s, u++, ulen, left ? 0 : BSPE_SEND_LAST);
+                    stats_.data_bytes += ulen;
+                    stats_.data_units++;
+                } while (left);
+                stats_.payload += len;
+            }
+            continue;
+        }
+        // phase 2: data
+        if (step.units < step.units_expected || static_cast<uint32_t>(step.counts) < pr.fan_in)
+            return;
+        int s = pr.s;
+        pr.steps.erase(s);
+        if (--left_[static_cast<size_t>(s)] == 0)
+            ends_[static_cast<size_t>(s)] = sim_.now();
+        start_barrier(i, s + 1);
+    }
+}
+
+bool MsgLayerRun::run(uint64_t horizon) {
+    int p = sim_.nodes();
+    ends_[0] = sim_.now();
+    for (int i = 0; i < p; i++)
+        sim_.at(sim_.now(), [this, i] {
+            start_barrier(i, 1);
+            progress(i);
+        });
+    sim_.run_until_idle(horizon);
+    return finished() && sim_.pending() == 0;
+}
+
+}  // namespace bspsim

@@ -1,0 +1,109 @@
+// The BSPlib messaging layer of libbsp (Documentation/messaging.rst) as a workload of the
+// simulator: what it sends, with the sizes its encodings give, in the order it sends it.
+//
+// Superstep s (1..supersteps) on process i, then one more barrier (bsp_end):
+//   1. barrier: the butterfly of messaging.cpp over q = the largest power of two <= p (round 0
+//      fold-in from i + q, rounds 1..log2 q with i XOR 2^(r-1), hand-back to i + q), every
+//      message sent with BSPE_SEND_SYNC and as long as the contributions it carries (17 + ceil(p/8)
+//      bytes each: the row of the communication matrix and the rest); then
+//      bspe_superstep_done(s) (the transport's barrier_completed);
+//   2. total exchange of counts, only between processes that communicate: one 33-byte message to
+//      every destination; a process waits for as many as it has senders (the fan-in the
+//      OR-reduced matrix tells it);
+//   3. bspe_expect(k, units) per sender k, the pacing rate of userlib/src/pacing.cpp
+//      (bspe_set_pacing), then the data in the order of userlib/src/schedule.cpp (latin
+//      square), one put record per destination repackaged into units of at most unit_bytes,
+//      the last unit to a destination with BSPE_SEND_LAST;
+//   4. when every expected unit arrived, the barrier of s + 1.
+// The work of the runner per event is O(1) (counters per superstep), except a process's own
+// sends (O(its destinations)) and, once per superstep, the fan-in of every process (O(pairs)).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim.hpp"
+
+namespace bspsim {
+
+struct MsgPattern {
+    std::string name;
+    // Destinations of process i (in any order; the schedule orders them) and the bytes of
+    // the one put record i sends to each, in every superstep.
+    std::function<std::vector<std::pair<int, uint32_t>>(int i, int p)> dests;
+};
+
+// Total exchange of h bytes per process: h / (p - 1) to every other process (the remainder
+// spread one byte each over the first destinations), so that every process sends and receives
+// exactly h bytes.
+MsgPattern msg_total_exchange(uint32_t h);
+// Every process sends h / k bytes to each of i + 1, ..., i + k (mod p), k = min(fan, p - 1):
+// each process talks to k others and receives from k others.
+MsgPattern msg_sparse(uint32_t h, int fan);
+
+struct MsgLayerStats {
+    uint64_t barrier_bytes = 0, count_bytes = 0, data_bytes = 0;  // messaging-layer bytes sent
+    uint64_t barrier_msgs = 0, count_msgs = 0, data_units = 0;
+    uint64_t payload = 0;  // put bytes (h summed over processes and supersteps)
+};
+
+class MsgLayerRun {
+  public:
+    // link_rate: BSP_LINK_RATE of a node in bytes/s (0: no pacing).
+    MsgLayerRun(Sim &sim, MsgPattern pat, int supersteps, uint64_t link_rate,
+                uint32_t unit_bytes = 1 << 20);
+    // Starts at the sim's current time; runs until every process finished its last barrier and
+    // every message completed, or `horizon`. Returns true on success.
+    bool run(uint64_t horizon);
+    bool finished() const { return finished_ == static_cast<int>(st_.size()); }
+    // Time at which the last process finished the data of superstep s (entered barrier s + 1),
+    // s = 1..supersteps; end(0) is the start.
+    uint64_t end(int s) const { return ends_[static_cast<size_t>(s)]; }
+    const MsgLayerStats &stats() const { return stats_; }
+    // Barrier rounds of one process per superstep (log2 q, plus 2 if p is no power of two).
+    static int barrier_rounds(int p);
+
+  private:
+    struct Step {                         // what process i received of superstep s
+        std::map<int, uint32_t> barrier;  // round -> contributions carried
+        int counts = 0;                   // count messages received
+        uint64_t units_expected = 0;      // units announced by them
+        uint64_t units = 0;               // data units received
+        std::map<int, std::pair<uint32_t, uint32_t>> from;  // sender -> (announced, arrived)
+    };
+    struct Proc {
+        int s = 0;           // current superstep (barrier s or data of s)
+        int phase = 0;       // 0 barrier, 1 counts, 2 data, 3 done
+        int round = 0;       // barrier: the round whose message we wait for
+        uint32_t known = 1;  // barrier: contributions known
+        std::map<int, Step> steps;
+        std::vector<std::pair<int, uint32_t>> dests;  // in schedule order
+        uint32_t fan_in = 0;
+    };
+    void start_barrier(int i, int s);
+    void barrier_send(int i, int to, int round);
+    void progress(int i);
+    void on_deliver(Node &n, const Delivered &d);
+    void send(int src, int dst, char tag, int s, uint32_t aux, uint32_t len, uint32_t flags);
+
+    Sim &sim_;
+    MsgPattern pat_;
+    int supersteps_;
+    uint64_t link_rate_;
+    uint32_t unit_bytes_;
+    int q_ = 1, log_q_ = 0;
+    std::vector<Proc> st_;
+    std::vector<uint64_t> ends_;
+    std::vector<int> left_;  // per superstep: processes that have not finished its data
+    int finished_ = 0;
+    uint64_t pacing_ = 0;  // bytes/s every process uses (the same for every process here)
+    MsgLayerStats stats_;
+
+  public:
+    std::vector<std::string> errors;  // the workload's own checks (contributions, order)
+};
+
+}  // namespace bspsim
