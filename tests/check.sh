@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages and ends with one summary line "N passed, N failed".
 #   tests/check.sh all | style | unit | unit-tsan | fuzz | install | slurm | vm | vm-selftest ...
+#   tests/check.sh vm-debug vm-selftest-debug   (make check-debug; not in all)
 # Every stage runs even when an earlier one failed; the exit status is non-zero if
 # anything failed. See Documentation/testing.rst.
 set -uo pipefail
@@ -231,13 +232,15 @@ stage_fuzz() {
 	record fuzz $pass $fail
 }
 
-stage_vm() {
-	banner "vm: QEMU integration cases (tests/vm/run-vm)"
+stage_vm() { # [run-vm options...]
+	local name=vm
+	[ "${1:-}" = --kernel ] && name=vm-$2
+	banner "$name: QEMU integration cases (tests/vm/run-vm $*)"
 	local out line p f rc
 	mkdir -p "$build"
-	tests/vm/run-vm --keep-going 2>&1 | tee "$build/vm-check.log"
+	tests/vm/run-vm --keep-going "$@" 2>&1 | tee "$build/$name-check.log"
 	rc=${PIPESTATUS[0]}
-	out=$(cat "$build/vm-check.log")
+	out=$(cat "$build/$name-check.log")
 	line=$(grep -E '^([A-Za-z-]+: *)?[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
 	p=0
 	f=1
@@ -249,15 +252,15 @@ stage_vm() {
 	# counts as a failure even if every case passed.
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 	# Each failed case's own last lines (its log in the run directory).
-	local name named=0
-	while read -r name; do
-		digest_add "vm $name" "$(cat "$build/vm/last/$name.log" 2>/dev/null)"
+	local cname named=0
+	while read -r cname; do
+		digest_add "$name $cname" "$(cat "$build/vm/last/$cname.log" 2>/dev/null)"
 		named=1
 	done < <(sed -nE 's/^FAIL ([A-Za-z0-9_.-]+) \(.*/\1/p' <<<"$out")
 	if [ "$rc" -ne 0 ] && [ "$named" = 0 ]; then
-		digest_add "vm run" "$(sed -n '/^==== summary/,$p' <<<"$out")"
+		digest_add "$name run" "$(sed -n '/^==== summary/,$p' <<<"$out")"
 	fi
-	record vm "$p" "$f"
+	record "$name" "$p" "$f"
 }
 
 # script_counts NAME SCRIPT: runs a test script that ends with "NAME: N passed, N failed".
@@ -298,6 +301,17 @@ stage_vm_selftest() {
 	if tests/vm/selftest.sh; then record vm-selftest 1 0; else record vm-selftest 0 1; fi
 }
 
+# The debug kernel (make check-debug; not part of "all": see
+# Documentation/testing.rst, "Debug kernel").
+stage_vm_selftest_debug() {
+	banner "vm-selftest-debug: KASAN, KFENCE, kmemleak, lockdep... reports fail a case"
+	if tests/vm/selftest.sh --kernel debug; then
+		record vm-selftest-debug 1 0
+	else
+		record vm-selftest-debug 0 1
+	fi
+}
+
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(all)
 if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz install slurm vm vm-selftest); fi
@@ -306,6 +320,8 @@ for s in "${stages[@]}"; do
 	style | unit | fuzz | install | slurm | vm) "stage_$s" ;;
 	unit-tsan) stage_unit_tsan ;;
 	vm-selftest) stage_vm_selftest ;;
+	vm-debug) stage_vm --kernel debug ;;
+	vm-selftest-debug) stage_vm_selftest_debug ;;
 	*) echo "unknown stage: $s" >&2; exit 2 ;;
 	esac
 done

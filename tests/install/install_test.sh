@@ -48,6 +48,7 @@ if [ -z "$outside" ]; then ok "make install wrote only under DESTDIR/PREFIX"; el
 want=(bin/bsprun bin/bspcc bin/bspc++ bin/bspprobe bin/bsp-ss bin/bsp-fault bin/bspprof
 	lib/libbsp.so lib/libbsp.so.1 lib/libbsp.a lib/pkgconfig/bsp.pc
 	include/bsp.h include/bsc.h include/bsp.hpp include/linux/bsp.h
+	lib/ip/link_bsp.so lib/wireshark/plugins/af_bsp.lua
 	lib/bsp/bpf/xdp_fault.bpf.o src/af_bsp-1.0.0/dkms.conf src/af_bsp-1.0.0/Kbuild
 	src/af_bsp-1.0.0/include/uapi/linux/bsp.h
 	share/man/man1/bsprun.1 share/man/man1/bspcc.1 share/man/man1/bspc++.1

@@ -135,7 +135,9 @@ on_exit()
 
 # ---------------------------------------------------------------- modules
 
-AF_BSP_KO=$BSPVM_REPO/kernel/af_bsp.ko
+# The module built for the kernel the guest runs (run-vm --kernel debug: the
+# build in build/kernel-debug/ of make kernel-debug).
+AF_BSP_KO=${BSPVM_AF_BSP_KO:-$BSPVM_REPO/kernel/af_bsp.ko}
 
 # module_loaded NAME: true if NAME is in /proc/modules.
 module_loaded()
