@@ -9,6 +9,12 @@ foreach(p ${BSP_TEST_PROGRAMS})
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
 endforeach()
 
+# The soak of tests/vm/soak.sh (supersteps for a given time, every byte checked).
+add_executable(bsptest_soak ${BSP_PROG_DIR}/soak.c)
+target_link_libraries(bsptest_soak PRIVATE bsp)
+set_target_properties(bsptest_soak PROPERTIES OUTPUT_NAME soak
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/userlib-test-programs)
+
 # Programs with the opt-in 64-bit sizes of bsp.h: the same libbsp, its BSPLIB_1.1 symbols.
 set(BSP_WIDE_TEST_PROGRAMS wide misuse_wide)
 foreach(p ${BSP_WIDE_TEST_PROGRAMS})

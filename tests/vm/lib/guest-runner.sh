@@ -178,6 +178,10 @@ while IFS=$'\t' read -r name path <&3; do
 		# timeout(1) makes itself a process group leader: this pid is
 		# the process group of everything the case starts.
 		echo "$BASHPID" >"$pgidfile"
+		# The BSPVM_* knobs run-vm was given (shell-safe KEY=value lines).
+		set -a
+		[ -r "$RUNDIR/env" ] && . "$RUNDIR/env"
+		set +a
 		exec env BSPVM_REPO="$BSPVM_REPO" BSPVM_KVER="$BSPVM_KVER" \
 			BSPVM_KERNEL="${BSPVM_KERNEL:-stock}" \
 			BSPVM_AF_BSP_KO="${BSPVM_AF_BSP_KO:-$BSPVM_REPO/kernel/af_bsp.ko}" \
