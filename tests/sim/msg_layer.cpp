@@ -143,6 +143,23 @@ void MsgLayerRun::start_barrier(int i, int s) {
         if (pr.round == 1 && log_q_ >= 1)
             barrier_send(i, i ^ 1, 1);
     }
+    expect_round(i);
+}
+
+// expect_barrier: the process tells the engine it expects the message of the round it waits
+// for, unless it is here already; a lost packet of it is then prodded for after a round trip
+// instead of waiting for the sender's timeout.
+void MsgLayerRun::expect_round(int i) {
+    Proc &pr = st_[static_cast<size_t>(i)];
+    if (!expect_barrier)
+        return;
+    const Step &step = pr.steps[pr.s];
+    if (step.barrier.count(pr.round))
+        return;
+    int from = pr.round == 0 ? i + q_ : pr.round == log_q_ + 1 ? i - q_ : i ^ (1 << (pr.round - 1));
+    Node &node = sim_.node(i);
+    int c = node.chan_to(from);
+    sim_.timed([&] { return bspe_expect(node.ep(), c, 1, sim_.now()); });
 }
 
 void MsgLayerRun::on_deliver(Node &n, const Delivered &d) {
@@ -192,6 +209,7 @@ void MsgLayerRun::progress(int i) {
                 if (next <= log_q_) {
                     pr.round = next;
                     barrier_send(i, i ^ (1 << (next - 1)), next);
+                    expect_round(i);
                     continue;
                 }
                 if (i + q_ < p)

@@ -84,6 +84,7 @@ class MsgLayerRun {
         uint32_t fan_in = 0;
     };
     void start_barrier(int i, int s);
+    void expect_round(int i);
     void barrier_send(int i, int to, int round);
     void progress(int i);
     void on_deliver(Node &n, const Delivered &d);
@@ -104,6 +105,9 @@ class MsgLayerRun {
 
   public:
     std::vector<std::string> errors;  // the workload's own checks (contributions, order)
+    // Not what messaging.cpp does (yet): bspe_expect(partner, 1) for each barrier round whose
+    // message has not arrived (see expect_round).
+    bool expect_barrier = false;
 };
 
 }  // namespace bspsim
