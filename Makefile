@@ -16,10 +16,11 @@ CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 # Debian packages the project needs to build, test and benchmark (make deps).
 DEPS := build-essential cmake pkg-config git ca-certificates \
-	clang llvm lld libclang-rt-14-dev clang-format \
+	clang llvm lld libclang-rt-14-dev clang-format clang-tidy shellcheck \
 	libgtest-dev libgmock-dev libbenchmark-dev \
 	libbpf-dev bpftool libelf-dev zlib1g-dev \
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \
+	flex bison libssl-dev \
 	qemu-system-x86 busybox-static kmod cpio xz-utils \
 	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc tshark \
 	openmpi-bin libopenmpi-dev libpmi2-0-dev librsvg2-bin \
@@ -27,13 +28,15 @@ DEPS := build-essential cmake pkg-config git ca-certificates \
 	slurm-wlm munge
 
 .PHONY: all kernel ebpf user deps install uninstall check check-style check-unit check-unit-tsan check-fuzz \
-	check-install check-slurm check-vm check-vm-selftest demo vm-shell clean help
+	check-install check-slurm check-vm check-vm-selftest demo vm-shell clean help \
+	debug-kernel kernel-debug check-debug
 
 all: kernel ebpf user compile_commands.json
 
 help:
 	@echo "targets: all (default) kernel ebpf user deps install uninstall check demo vm-shell clean"
 	@echo "check parts: check-style check-unit check-unit-tsan check-fuzz check-install check-slurm check-vm check-vm-selftest"
+	@echo "debug kernel: debug-kernel kernel-debug check-debug (Documentation/testing.rst)"
 
 kernel:
 	$(MAKE) -C kernel KVER=$(KVER)
@@ -74,6 +77,18 @@ check: all
 
 check-style check-unit check-unit-tsan check-fuzz check-install check-slurm check-vm check-vm-selftest: all
 	tests/check.sh $(patsubst check-%,%,$@)
+
+# The debug kernel (KASAN, lockdep, KFENCE, kmemleak...), cached under
+# /var/cache/af_bsp/debug-kernel/<key>/; af_bsp.ko built for it into
+# build/kernel-debug/; the VM suite and the checkers' self-test on it.
+debug-kernel:
+	tests/vm/debug-kernel
+
+kernel-debug: debug-kernel
+	tests/vm/debug-kernel --build-module kernel $(BUILD)/kernel-debug
+
+check-debug: all kernel-debug
+	tests/check.sh vm-debug vm-selftest-debug
 
 demo: all
 	tests/vm/run-vm --script tests/vm/demo/demo.sh

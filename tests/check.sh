@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages and ends with one summary line "N passed, N failed".
 #   tests/check.sh all | style | unit | unit-tsan | fuzz | install | slurm | vm | vm-selftest ...
+#   tests/check.sh vm-debug vm-selftest-debug   (make check-debug; not in all)
 # Every stage runs even when an earlier one failed; the exit status is non-zero if
 # anything failed. See Documentation/testing.rst.
 set -uo pipefail
@@ -45,6 +46,17 @@ checkpatch_tool() {
 	echo "$dir/scripts/checkpatch.pl"
 }
 
+kernel_doc_tool() {
+	local dir=$build/kernel-doc
+	if [ ! -f "$dir/scripts/kernel-doc" ]; then
+		[ -f "$ksrc_tar" ] || { echo "missing $ksrc_tar (make deps installs linux-source-6.1)" >&2; return 1; }
+		mkdir -p "$dir"
+		tar -xJf "$ksrc_tar" -C "$dir" --strip-components=1 \
+			linux-source-6.1/scripts/kernel-doc || return 1
+	fi
+	echo "$dir/scripts/kernel-doc"
+}
+
 stage_style() {
 	local pass=0 fail=0 cp out f files
 
@@ -74,6 +86,51 @@ stage_style() {
 		echo "sparse and W=1: clean"; pass=$((pass + 1))
 	else
 		echo "$out" | tail -n 40; fail=$((fail + 1))
+	fi
+
+	banner "style: kernel-doc -none (linux-source-6.1) on kernel/"
+	local kd
+	if kd=$(kernel_doc_tool); then
+		mapfile -t files < <(cd kernel && git ls-files '*.c' '*.h')
+		# kernel-doc exits 0 on warnings: any output is a finding.
+		if out=$(cd kernel && perl "$kd" -none "${files[@]}" 2>&1) && [ -z "$out" ]; then
+			echo "kernel-doc: ${#files[@]} files clean"; pass=$((pass + 1))
+		else
+			echo "$out"; fail=$((fail + 1))
+		fi
+	else
+		fail=$((fail + 1))
+	fi
+
+	banner "style: shellcheck on the shell scripts (settings: .shellcheckrc)"
+	# Every tracked *.sh and every tracked file starting with a sh/bash #! line;
+	# *.in are templates configure_file fills in (tools/bspcc/bspcc.in).
+	mapfile -t files < <(git ls-files | while read -r f; do
+		case $f in
+		*.in) ;;
+		*.sh) echo "$f" ;;
+		*) [ -f "$f" ] && head -n 1 "$f" | grep -qE '^#!.*[/ ](ba)?sh( |$)' && echo "$f" ;;
+		esac
+	done)
+	if printf '%s\0' "${files[@]}" | xargs -0 -n 8 -P "$jobs" shellcheck; then
+		echo "shellcheck: ${#files[@]} files clean"; pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+
+	banner "style: clang-tidy (userlib/.clang-tidy: braces around every body) on userlib/"
+	# The translation units of userlib/ in the compile database of build/default
+	# (make all); run-clang-tidy exits non-zero when any of them has a finding.
+	# -Wno-unknown-warning-option: the database holds GCC's flags (-Wno-restrict).
+	if [ ! -f "$build/default/compile_commands.json" ]; then
+		echo "no $build/default/compile_commands.json: run make all first"; fail=$((fail + 1))
+	elif run-clang-tidy -j "$jobs" -p "$build/default" -quiet \
+		-extra-arg=-Wno-unknown-warning-option "$top/userlib/(src|probe|examples)/" \
+		>"$build/clang-tidy.log" 2>&1; then
+		echo "clang-tidy: userlib clean"; pass=$((pass + 1))
+	else
+		grep -E -A3 'warning:|error:' "$build/clang-tidy.log" | head -n 60
+		echo "(full log: $build/clang-tidy.log)"; fail=$((fail + 1))
 	fi
 
 	banner "style: clang-format --dry-run --Werror on C++"
@@ -113,7 +170,7 @@ stage_unit() {
 	echo "(full log: $build/asan/ctest.log)"
 	counts=$(ctest_counts "$out")
 	[ "${counts#* }" = 0 ] || digest_add "unit" "$(grep -A 30 'tests failed out of' <<<"$out")"
-	record unit ${counts% *} ${counts#* }
+	record unit "${counts% *}" "${counts#* }"
 }
 
 # The tests labelled "threads" (ctest -L threads) in a ThreadSanitizer build: only the
@@ -135,7 +192,7 @@ stage_unit_tsan() {
 	echo "(full log: $build/tsan/ctest.log)"
 	counts=$(ctest_counts "$out")
 	[ "${counts#* }" = 0 ] || digest_add "unit-tsan" "$(grep -A 30 'tests failed out of' <<<"$out")"
-	record unit-tsan ${counts% *} ${counts#* }
+	record unit-tsan "${counts% *}" "${counts#* }"
 }
 
 stage_fuzz() {
@@ -158,10 +215,10 @@ stage_fuzz() {
 	for f in "${fuzzers[@]}"; do
 		name=$(basename "$f")
 		mkdir -p "$build/fuzz/corpus/$name"
-		local seeds=$build/fuzz/seeds/$name
-		[ -d "$seeds" ] || seeds=
+		local seeds=()
+		[ -d "$build/fuzz/seeds/$name" ] && seeds=("$build/fuzz/seeds/$name")
 		if "$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-			-print_final_stats=1 "$build/fuzz/corpus/$name" $seeds >"$build/fuzz/$name.log" 2>&1; then
+			-print_final_stats=1 "$build/fuzz/corpus/$name" "${seeds[@]}" >"$build/fuzz/$name.log" 2>&1; then
 			echo "$name: clean ($(grep -E '^stat::number_of_executed_units' "$build/fuzz/$name.log" | awk '{print $2}') runs)"
 			pass=$((pass + 1))
 		else
@@ -175,13 +232,15 @@ stage_fuzz() {
 	record fuzz $pass $fail
 }
 
-stage_vm() {
-	banner "vm: QEMU integration cases (tests/vm/run-vm)"
+stage_vm() { # [run-vm options...]
+	local name=vm
+	[ "${1:-}" = --kernel ] && name=vm-$2
+	banner "$name: QEMU integration cases (tests/vm/run-vm $*)"
 	local out line p f rc
 	mkdir -p "$build"
-	tests/vm/run-vm --keep-going 2>&1 | tee "$build/vm-check.log"
+	tests/vm/run-vm --keep-going "$@" 2>&1 | tee "$build/$name-check.log"
 	rc=${PIPESTATUS[0]}
-	out=$(cat "$build/vm-check.log")
+	out=$(cat "$build/$name-check.log")
 	line=$(grep -E '^([A-Za-z-]+: *)?[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
 	p=0
 	f=1
@@ -193,15 +252,15 @@ stage_vm() {
 	# counts as a failure even if every case passed.
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 	# Each failed case's own last lines (its log in the run directory).
-	local name named=0
-	while read -r name; do
-		digest_add "vm $name" "$(cat "$build/vm/last/$name.log" 2>/dev/null)"
+	local cname named=0
+	while read -r cname; do
+		digest_add "$name $cname" "$(cat "$build/vm/last/$cname.log" 2>/dev/null)"
 		named=1
 	done < <(sed -nE 's/^FAIL ([A-Za-z0-9_.-]+) \(.*/\1/p' <<<"$out")
 	if [ "$rc" -ne 0 ] && [ "$named" = 0 ]; then
-		digest_add "vm run" "$(sed -n '/^==== summary/,$p' <<<"$out")"
+		digest_add "$name run" "$(sed -n '/^==== summary/,$p' <<<"$out")"
 	fi
-	record vm "$p" "$f"
+	record "$name" "$p" "$f"
 }
 
 # script_counts NAME SCRIPT: runs a test script that ends with "NAME: N passed, N failed".
@@ -242,6 +301,17 @@ stage_vm_selftest() {
 	if tests/vm/selftest.sh; then record vm-selftest 1 0; else record vm-selftest 0 1; fi
 }
 
+# The debug kernel (make check-debug; not part of "all": see
+# Documentation/testing.rst, "Debug kernel").
+stage_vm_selftest_debug() {
+	banner "vm-selftest-debug: KASAN, KFENCE, kmemleak, lockdep... reports fail a case"
+	if tests/vm/selftest.sh --kernel debug; then
+		record vm-selftest-debug 1 0
+	else
+		record vm-selftest-debug 0 1
+	fi
+}
+
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(all)
 if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz install slurm vm vm-selftest); fi
@@ -250,6 +320,8 @@ for s in "${stages[@]}"; do
 	style | unit | fuzz | install | slurm | vm) "stage_$s" ;;
 	unit-tsan) stage_unit_tsan ;;
 	vm-selftest) stage_vm_selftest ;;
+	vm-debug) stage_vm --kernel debug ;;
+	vm-selftest-debug) stage_vm_selftest_debug ;;
 	*) echo "unknown stage: $s" >&2; exit 2 ;;
 	esac
 done

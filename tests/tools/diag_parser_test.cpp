@@ -118,6 +118,23 @@ TEST(DiagParser, EveryAttribute) {
     EXPECT_EQ(s.superstep->pacing_rate, 125000000u);
 }
 
+TEST(DiagParser, ProtoAttribute) {
+    bsp_proto_stats ps{};
+    ps.data_tx = 40;
+    ps.retx_failover = 3;
+    ps.rail_down = 1;
+    ps.srtt_max_ns = 123456;
+    ps.drops[BSP_PROTO_DROP_DUP] = 2;
+    DumpResult r =
+        parse(concat({socket_message(kSeq, diag_msg(5, 7, 1), {attr_of(BSP_DIAG_PROTO, ps)}),
+                      done_message(kSeq)}));
+    ASSERT_TRUE(r.done) << r.malformed;
+    ASSERT_EQ(r.sockets.size(), 1u);
+    ASSERT_TRUE(r.sockets[0].proto);
+    EXPECT_EQ(std::memcmp(&*r.sockets[0].proto, &ps, sizeof(ps)), 0);
+    EXPECT_EQ(r.sockets[0].unknown_attrs, 0u);
+}
+
 TEST(DiagParser, MultiPartDump) {
     ParseContext c = ctx();
     DumpResult r;
@@ -379,7 +396,8 @@ TEST(DiagParser, ShortKnownAttributesAreMalformed) {
     };
     for (Case c :
          {Case{BSP_DIAG_PEER, sizeof(sockaddr_bsp)}, Case{BSP_DIAG_STATS, sizeof(bsp_sock_stats)},
-          Case{BSP_DIAG_SUPERSTEP, sizeof(bsp_diag_superstep)}}) {
+          Case{BSP_DIAG_SUPERSTEP, sizeof(bsp_diag_superstep)},
+          Case{BSP_DIAG_PROTO, sizeof(bsp_proto_stats)}}) {
         for (size_t n = 0; n < c.full; ++n) {
             Bytes payload(n, std::byte{0x5a});
             DumpResult r =

@@ -40,6 +40,16 @@ TEST(Options, LongFlags) {
                 p.opts.numeric && p.opts.no_header && p.opts.help);
 }
 
+TEST(Options, Info) {
+    for (const char *a : {"-i", "--info"}) {
+        auto p = parse({a});
+        EXPECT_EQ(p.error, "");
+        EXPECT_TRUE(p.opts.info);
+        EXPECT_EQ(bsp_ss::show_flags(p.opts), BSP_DIAG_SHOW_PEER | BSP_DIAG_SHOW_PROTO);
+    }
+    EXPECT_FALSE(parse({"-s"}).opts.info);
+}
+
 TEST(Options, PortForms) {
     EXPECT_EQ(parse({"-p", "5"}).opts.port, 5);
     EXPECT_EQ(parse({"-p5"}).opts.port, 5);

@@ -37,6 +37,33 @@ std::vector<DiagSocket> sample() {
     return {a, b};
 }
 
+TEST(Render, Info) {
+    auto socks = sample();
+    socks[0].proto = bsp_proto_stats{};
+    socks[0].proto->data_tx = 40;
+    socks[0].proto->retx_failover = 3;
+    socks[0].proto->rail_down = 1;
+    socks[0].proto->drops[BSP_PROTO_DROP_DUP] = 2;
+    bsp_ss::Options o;
+    o.info = o.no_header = true;
+    EXPECT_EQ(bsp_ss::render_table(socks, o),
+              "3      0      7:32768         9:40000        1001\n"
+              "\t data_tx:40 data_rx:0 bytes_tx:0 bytes_rx:0 retx_hole:0 retx_prod:0 "
+              "retx_timeout:0 retx_failover:3 spurious_rx:0 dup_rx:0 acks_tx:0 acks_rx:0 "
+              "ackreq_tx:0 acked_piggy:0 acked_implicit:0 prods_tx:0 prods_rx:0 prods_early:0 "
+              "probes_tx:0 timeouts:0 rail_down:1 rail_up:0 msgs_tx:0 msgs_rx:0 msgs_failed:0 "
+              "chan_closes:0 srtt_max_ns:0 drop_dup:2\n"
+              "0      0      7:*             *:*            1002\n");
+    std::string j = bsp_ss::render_json(socks, o);
+    EXPECT_NE(j.find("\"info\": {\"data_tx\": 40, "), std::string::npos) << j;
+    EXPECT_NE(j.find("\"retx_failover\": 3, "), std::string::npos) << j;
+    EXPECT_NE(j.find("\"srtt_max_ns\": 0, \"drops\": {\"truncated\": 0, "), std::string::npos) << j;
+    EXPECT_NE(j.find("\"dup\": 2, \"auth\": 0, \"stale\": 0}}}"), std::string::npos) << j;
+    // without -i nothing of it
+    o.info = false;
+    EXPECT_EQ(bsp_ss::render_json(socks, o).find("info"), std::string::npos);
+}
+
 TEST(Render, Rate) {
     EXPECT_EQ(bsp_ss::format_rate(0), "unpaced");
     EXPECT_EQ(bsp_ss::format_rate(100), "800bps");

@@ -15,6 +15,12 @@
 #   - stops after the first failure unless --keep-going;
 #   - fails the whole run when --timeout expires (QEMU killed);
 #   - exits 0 on a clean run.
+# With --kernel debug it checks instead, on the debug kernel (make
+# debug-kernel), that each of its checkers fails the case during which it
+# reported: KASAN, KFENCE, kmemleak (the runner's scan after the case),
+# lockdep (circular dependency; inconsistent lock state, in a second boot
+# since lockdep stops after one report), DEBUG_ATOMIC_SLEEP, debug objects;
+# and that a clean case after those still passes.
 # Prints one "ok"/"not ok" line per check and ends with "N passed, N failed".
 
 set -u -o pipefail
@@ -60,6 +66,56 @@ check_rc()
 		not_ok "$1 (exit status $2, expected $3)"
 	fi
 }
+
+# ------------------------------------------------ debug kernel
+if [ "${1:-}" = --kernel ] && [ "${2:-}" = debug ]; then
+	DCASES=$HERE/selftest/cases-debug
+	OUTDIR=$REPO/build/vm/selftest-debug
+	mkdir -p "$OUTDIR"
+	rm -rf "$REPO/build/vm/selftest-splat-debug"
+	"$HERE/debug-kernel" --build-module "$HERE/selftest/splat" \
+		"$REPO/build/vm/selftest-splat-debug" >"$OUTDIR/build.log" 2>&1 || {
+		cat "$OUTDIR/build.log"
+		echo "selftest: building the splat module for the debug kernel failed" >&2
+		exit 2
+	}
+	out=$OUTDIR/run1.out
+	echo "selftest: debug run 1 (KASAN, KFENCE, kmemleak, atomic sleep, debug objects, lockdep)"
+	"$RUNVM" --kernel debug --keep-going --case-timeout 60 \
+		"$DCASES/splat_kasan.sh" "$CASES/pass.sh" "$DCASES/splat_kfence.sh" \
+		"$DCASES/splat_kmemleak.sh" "$DCASES/splat_sleep.sh" \
+		"$DCASES/splat_odebug.sh" "$DCASES/splat_lockdep.sh" >"$out" 2>&1
+	check_rc "debug run with splats exits non-zero" $? nonzero
+	check "KASAN case fails" "$out" '^FAIL splat_kasan \(.*kernel splat'
+	check "KASAN report printed" "$out" 'BUG: KASAN: (slab-)?use-after-free in bspvm_splat_kasan'
+	check "clean case after KASAN passes" "$out" '^PASS pass \('
+	check "KFENCE case fails" "$out" '^FAIL splat_kfence \(.*kernel splat'
+	check "KFENCE report printed" "$out" 'BUG: KFENCE: use-after-free read in bspvm_splat_kfence'
+	check "kmemleak case fails" "$out" '^FAIL splat_kmemleak \(.*kernel splat'
+	check "kmemleak report printed" "$out" '\[splat_kmemleak\] .*unreferenced object 0x'
+	check "atomic sleep case fails" "$out" '^FAIL splat_sleep \(.*kernel splat'
+	check "atomic sleep report printed" "$out" 'BUG: sleeping function called from invalid context'
+	check "debug objects case fails" "$out" '^FAIL splat_odebug \(.*kernel splat'
+	check "debug objects report printed" "$out" 'ODEBUG: free active .*timer_list'
+	check "lockdep (circular) case fails" "$out" '^FAIL splat_lockdep \(.*kernel splat'
+	check "lockdep (circular) report printed" "$out" 'possible circular locking dependency detected'
+	check "debug run 1 summary" "$out" '^1 passed, 6 failed$'
+	out=$OUTDIR/run2.out
+	echo "selftest: debug run 2 (lockdep: inconsistent lock state)"
+	"$RUNVM" --kernel debug --case-timeout 60 "$DCASES/splat_softirq.sh" >"$out" 2>&1
+	check_rc "debug run 2 exits non-zero" $? nonzero
+	check "lockdep (inconsistent) case fails" "$out" '^FAIL splat_softirq \(.*kernel splat'
+	check "lockdep (inconsistent) report printed" "$out" 'inconsistent lock state'
+	out=$OUTDIR/run3.out
+	echo "selftest: debug run 3 (clean run)"
+	"$RUNVM" --kernel debug "$CASES/pass.sh" >"$out" 2>&1
+	check_rc "clean debug run exits 0" $? zero
+	check "clean debug run summary" "$out" '^1 passed, 0 failed$'
+	echo "selftest: outputs in $OUTDIR"
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+	exit
+fi
 
 # ------------------------------------------------ build the broken module
 KVER=

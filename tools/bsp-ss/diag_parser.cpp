@@ -178,6 +178,11 @@ std::string parse_diag_attributes(std::span<const std::byte> attrs, DiagSocket &
                 if (err.empty())
                     sock.superstep = load<bsp_diag_superstep>(data);
                 break;
+            case BSP_DIAG_PROTO:
+                err = need(sizeof(bsp_proto_stats), "BSP_DIAG_PROTO");
+                if (err.empty())
+                    sock.proto = load<bsp_proto_stats>(data);
+                break;
             default:  // a newer kernel's attribute: skipped
                 ++sock.unknown_attrs;
                 break;

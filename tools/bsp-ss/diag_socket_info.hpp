@@ -36,6 +36,7 @@ struct DiagSocket {
     std::optional<MemInfo> meminfo;
     std::optional<bsp_sock_stats> stats;
     std::optional<bsp_diag_superstep> superstep;
+    std::optional<bsp_proto_stats> proto;
     unsigned unknown_attrs = 0;  // attributes of types this tool does not know
 };
 

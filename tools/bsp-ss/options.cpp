@@ -11,6 +11,8 @@ const char kUsage[] =
     "  -p, --port=PORT   only sockets bound to PORT (0: unbound sockets)\n"
     "  -e, --extended    superstep epoch, group size and pacing rate\n"
     "  -s, --stats       per-socket counters (struct bsp_sock_stats)\n"
+    "  -i, --info        protocol engine counters: retransmissions by cause,\n"
+    "                    failover, rails, acks, prods, rtt, drops (bsp_proto_stats)\n"
     "  -m, --memory      socket memory (skmem)\n"
     "  -j, --json        JSON output\n"
     "  -n, --numeric     raw numbers (port 0, pacing rate in bytes/s)\n"
@@ -40,6 +42,8 @@ bool *flag_of(Options &o, char c) {
             return &o.extended;
         case 's':
             return &o.stats;
+        case 'i':
+            return &o.info;
         case 'm':
             return &o.meminfo;
         case 'j':
@@ -60,7 +64,7 @@ struct LongOption {
     char short_name;
 };
 constexpr LongOption kLong[] = {
-    {"port", 'p'}, {"extended", 'e'}, {"stats", 's'},     {"memory", 'm'},
+    {"port", 'p'}, {"extended", 'e'}, {"stats", 's'},     {"info", 'i'}, {"memory", 'm'},
     {"json", 'j'}, {"numeric", 'n'},  {"no-header", 'H'}, {"help", 'h'},
 };
 
@@ -150,6 +154,8 @@ uint32_t show_flags(const Options &opts) {
         show |= BSP_DIAG_SHOW_SUPERSTEP;
     if (opts.stats)
         show |= BSP_DIAG_SHOW_STATS;
+    if (opts.info)
+        show |= BSP_DIAG_SHOW_PROTO;
     if (opts.meminfo)
         show |= BSP_DIAG_SHOW_MEMINFO;
     return show;

@@ -13,6 +13,7 @@ struct Options {
     std::optional<uint16_t> port;  // -p PORT: only sockets bound to PORT (0: unbound ones)
     bool extended = false;         // -e: superstep epoch, group size, pacing rate
     bool stats = false;            // -s: per-socket counters
+    bool info = false;             // -i: protocol engine counters (retransmits, failover, rtt)
     bool meminfo = false;          // -m: socket memory
     bool json = false;             // -j: JSON instead of a table
     bool numeric = false;          // -n: raw numbers only

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -33,6 +34,49 @@ constexpr StatField kStats[] = {
     {"acked_implicit", &bsp_sock_stats::acked_implicit},
     {"rx_dropped", &bsp_sock_stats::rx_dropped},
 };
+
+// Names of the struct bsp_proto_stats counters (bsp-ss -i), in the struct's order.
+struct ProtoField {
+    const char *name;
+    __u64 bsp_proto_stats::*field;
+};
+constexpr ProtoField kProto[] = {
+    {"data_tx", &bsp_proto_stats::data_tx},
+    {"data_rx", &bsp_proto_stats::data_rx},
+    {"bytes_tx", &bsp_proto_stats::bytes_tx},
+    {"bytes_rx", &bsp_proto_stats::bytes_rx},
+    {"retx_hole", &bsp_proto_stats::retx_hole},
+    {"retx_prod", &bsp_proto_stats::retx_prod},
+    {"retx_timeout", &bsp_proto_stats::retx_timeout},
+    {"retx_failover", &bsp_proto_stats::retx_failover},
+    {"spurious_rx", &bsp_proto_stats::spurious_rx},
+    {"dup_rx", &bsp_proto_stats::dup_rx},
+    {"acks_tx", &bsp_proto_stats::acks_tx},
+    {"acks_rx", &bsp_proto_stats::acks_rx},
+    {"ackreq_tx", &bsp_proto_stats::ackreq_tx},
+    {"acked_piggy", &bsp_proto_stats::acked_piggy},
+    {"acked_implicit", &bsp_proto_stats::acked_implicit},
+    {"prods_tx", &bsp_proto_stats::prods_tx},
+    {"prods_rx", &bsp_proto_stats::prods_rx},
+    {"prods_early", &bsp_proto_stats::prods_early},
+    {"probes_tx", &bsp_proto_stats::probes_tx},
+    {"timeouts", &bsp_proto_stats::timeouts},
+    {"rail_down", &bsp_proto_stats::rail_down},
+    {"rail_up", &bsp_proto_stats::rail_up},
+    {"msgs_tx", &bsp_proto_stats::msgs_tx},
+    {"msgs_rx", &bsp_proto_stats::msgs_rx},
+    {"msgs_failed", &bsp_proto_stats::msgs_failed},
+    {"chan_closes", &bsp_proto_stats::chan_closes},
+    {"srtt_max_ns", &bsp_proto_stats::srtt_max_ns},
+};
+
+// Names of enum bsp_proto_drop, in its order (the drops[] slots bsp-ss -i shows).
+constexpr const char *kProtoDrops[] = {
+    "truncated",  "version", "type",      "flags",  "csum",  "addr",
+    "rail",       "nochan",  "malformed", "toobig", "epoch", "seq_window",
+    "msg_window", "nobufs",  "nomem",     "dup",    "auth",  "stale",
+};
+static_assert(std::size(kProtoDrops) == __BSP_PROTO_DROP_MAX, "a name per enum bsp_proto_drop");
 
 // Names of the SK_MEMINFO_* slots: the ss "skmem" abbreviations and JSON keys.
 struct MemField {
@@ -134,6 +178,17 @@ std::string render_table(const std::vector<DiagSocket> &socks, const Options &op
                 st += std::string(" ") + f.name + ":" + std::to_string((*s.stats).*f.field);
             out += st + "\n";
         }
+        if (opts.info && s.proto) {
+            // every counter; of the drops only those that happened
+            std::string st = "\t";
+            for (const auto &f : kProto)
+                st += std::string(" ") + f.name + ":" + std::to_string((*s.proto).*f.field);
+            for (size_t k = 0; k < std::size(kProtoDrops); ++k)
+                if (s.proto->drops[k])
+                    st += std::string(" drop_") + kProtoDrops[k] + ":" +
+                          std::to_string(s.proto->drops[k]);
+            out += st + "\n";
+        }
     }
     return out;
 }
@@ -177,6 +232,20 @@ std::string render_json(const std::vector<DiagSocket> &socks, const Options &opt
                 out += std::string("\"") + f.name + "\": " + std::to_string((*s.stats).*f.field);
             }
             out += "}";
+        }
+        if (opts.info && s.proto) {
+            out += ", \"info\": {";
+            for (const auto &f : kProto)
+                out += std::string("\"") + f.name + "\": " + std::to_string((*s.proto).*f.field) +
+                       ", ";
+            out += "\"drops\": {";
+            for (size_t k = 0; k < std::size(kProtoDrops); ++k) {
+                if (k)
+                    out += ", ";
+                out +=
+                    std::string("\"") + kProtoDrops[k] + "\": " + std::to_string(s.proto->drops[k]);
+            }
+            out += "}}";
         }
         out += "}";
     }

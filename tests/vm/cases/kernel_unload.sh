@@ -9,8 +9,10 @@
 
 need_cmd python3
 XFER=$(ktest_bin bsp_xfer)
-KO=$BSPVM_REPO/kernel/af_bsp.ko
+KO=$AF_BSP_KO
 
+# Run by expect_ok/expect_fail, which shellcheck cannot follow.
+# shellcheck disable=SC2317
 pysock()
 {
 	python3 -c "

@@ -12,7 +12,7 @@
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
 XFER=$(ktest_bin bsp_xfer)
-KO=$BSPVM_REPO/kernel/af_bsp.ko
+KO=$AF_BSP_KO
 modprobe veth || fail "modprobe veth"
 
 # ---- load/unload cycles, slab and vmalloc back at baseline

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Helpers for VM test cases (tests/vm/cases/*.sh), sourced by bash:
 #
 #   . "$BSPVM_REPO/tests/vm/lib/assert.sh"
@@ -134,7 +135,9 @@ on_exit()
 
 # ---------------------------------------------------------------- modules
 
-AF_BSP_KO=$BSPVM_REPO/kernel/af_bsp.ko
+# The module built for the kernel the guest runs (run-vm --kernel debug: the
+# build in build/kernel-debug/ of make kernel-debug).
+AF_BSP_KO=${BSPVM_AF_BSP_KO:-$BSPVM_REPO/kernel/af_bsp.ko}
 
 # module_loaded NAME: true if NAME is in /proc/modules.
 module_loaded()

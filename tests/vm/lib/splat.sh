@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Kernel-log "splat" detection shared by the host (tests/vm/run-vm) and the
 # guest runner (tests/vm/lib/guest-runner.sh). Sourced by bash; defines data
 # and functions only.
@@ -32,7 +33,19 @@ BSPVM_SPLAT_PATTERNS=(
 	'invalid opcode:'
 	'stack-protector:'
 	'double fault'
-	'unreferenced object 0x'	# kmemleak, should it ever be enabled
+	'unreferenced object 0x'	# kmemleak (debug kernel, verbose after boot)
+	'KFENCE:'			# "BUG: KFENCE: use-after-free read in ..."
+	'possible circular locking dependency'	# lockdep (also "WARNING:")
+	'possible recursive locking'
+	'inconsistent lock state'
+	'inconsistent .* usage'
+	'possible irq lock inversion'
+	'suspicious RCU usage'
+	'DEBUG_LOCKS_WARN_ON'
+	'sleeping function called from invalid context'
+	'scheduling while atomic'
+	'ODEBUG:'			# debug objects: timer/work freed while active
+	'INFO: task .* blocked'
 )
 
 # bspvm_splat_regex: print the patterns joined as one ERE alternation.
