@@ -13,7 +13,9 @@
 
 bsplib_tree
 EXAMPLES=$TREE/examples
-[ -x "$EXAMPLES/inprod" ] && [ -x "$EXAMPLES/sort" ] || fail "examples not built in $TREE"
+for prog in inprod sort; do
+	[ -x "$EXAMPLES/$prog" ] || fail "$prog not built in $TREE"
+done
 SIZES=${BSP_SCALE_SIZES:-8 16}
 BYTES=${BSP_SCALE_BYTES:-4096}
 REPS=${BSP_SCALE_REPS:-5}
