@@ -124,6 +124,22 @@ bsp_nodes()
 	done
 }
 
+# bsp_wait_rails_down NS [NODE]: wait up to 5 s until namespace NS sees no
+# live rail to NODE (to any peer without NODE); prints how many are left.
+bsp_wait_rails_down()
+{
+	local ns=$1 node=${2:-} t n
+
+	for ((t = 0; t < 50; t++)); do
+		n=$(ip netns exec "$ns" awk -v node="$node" \
+			'NR > 2 && (node == "" || $1 == node) && $4 == "up"' \
+			/proc/net/af_bsp/peers | wc -l)
+		[ "$n" = 0 ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+
 bsp_wait_peers()
 {
 	local want=$1 i r t ok table

@@ -102,12 +102,7 @@ expect_eq "$(ip netns exec n0 awk '$1 == 99' /proc/net/af_bsp/peers | wc -l)" 0 
 
 # another cluster id: hellos are ignored and counted, peers expire
 ip netns exec n1 sysctl -qw net.bsp.cluster_id=5
-for ((t = 0; t < 50; t++)); do
-	n=$(ip netns exec n0 awk 'NR > 2 && $4 == "up"' /proc/net/af_bsp/peers | wc -l)
-	[ "$n" = 0 ] && break
-	sleep 0.1
-done
-expect_eq "$n" 0 "live peers of n0 after n1 moved to cluster 5"
+expect_eq "$(bsp_wait_rails_down n0)" 0 "live peers of n0 after n1 moved to cluster 5"
 drops=$(ip netns exec n0 awk '$1 == "drop_cluster" {print $2}' /proc/net/af_bsp/stats)
 [ "$drops" -gt 0 ] || fail "no drop_cluster counted"
 ip netns exec n1 sysctl -qw net.bsp.cluster_id=0

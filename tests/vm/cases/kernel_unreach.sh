@@ -28,12 +28,7 @@ rcv=$!
 on_exit "kill $rcv 2>/dev/null; wait $rcv 2>/dev/null"
 ip link set n1r0 down
 ip link set n1r1 down
-for ((t = 0; t < 50; t++)); do
-	n=$(ip netns exec n0 awk '$1 == 2 && $4 == "up"' /proc/net/af_bsp/peers | wc -l)
-	[ "$n" = 0 ] && break
-	sleep 0.1
-done
-expect_eq "$n" 0 "live rails to node 2 after both were cut"
+expect_eq "$(bsp_wait_rails_down n0 2)" 0 "live rails to node 2 after both were cut"
 ip netns exec n0 "$XFER" send 2 7304 4 fixed:1000 >"$tmp/late.send" 2>&1 &
 spid=$!
 sleep 1
@@ -70,12 +65,7 @@ wait "$rcv" 2>/dev/null
 # a node with every rail dead is unreachable, in bounded time
 ip link set n1r0 down
 ip link set n1r1 down
-for ((t = 0; t < 50; t++)); do
-	n=$(ip netns exec n0 awk '$1 == 2 && $4 == "up"' /proc/net/af_bsp/peers | wc -l)
-	[ "$n" = 0 ] && break
-	sleep 0.1
-done
-expect_eq "$n" 0 "live rails to node 2 after both were cut"
+expect_eq "$(bsp_wait_rails_down n0 2)" 0 "live rails to node 2 after both were cut"
 expect_ok ip netns exec n0 "$XFER" unreachable 2 7302
 bsp_nodes_cleanup
 
