@@ -16,7 +16,7 @@ CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 # Debian packages the project needs to build, test and benchmark (make deps).
 DEPS := build-essential cmake pkg-config git ca-certificates \
-	clang llvm lld libclang-rt-14-dev clang-format \
+	clang llvm lld libclang-rt-14-dev clang-format clang-tidy shellcheck \
 	libgtest-dev libgmock-dev libbenchmark-dev \
 	libbpf-dev bpftool libelf-dev zlib1g-dev \
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \

@@ -14,6 +14,8 @@
  * exists; bsp devices and rails do not pin the module and are removed by
  * rmmod.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/module.h>
 #include <linux/init.h>
 #include <linux/moduleparam.h>
@@ -96,7 +98,7 @@ static int __init af_bsp_init(void)
 	int err;
 
 	if (bsp_family <= 0 || bsp_family >= AF_MAX) {
-		pr_err("af_bsp: family=%d out of range 1..%d\n", bsp_family,
+		pr_err("family=%d out of range 1..%d\n", bsp_family,
 		       AF_MAX - 1);
 		return -EINVAL;
 	}
@@ -107,7 +109,7 @@ static int __init af_bsp_init(void)
 	    bsp_max_rails > BSP_MAX_RAILS ||
 	    bsp_default_reasm_timeout_ms < 100 ||
 	    bsp_default_reasm_timeout_ms > 3600000) {
-		pr_err("af_bsp: module parameter out of range\n");
+		pr_err("module parameter out of range\n");
 		return -EINVAL;
 	}
 
@@ -133,7 +135,7 @@ static int __init af_bsp_init(void)
 	if (err)
 		goto out_notifier;
 
-	pr_info("af_bsp: version %s, family %d, EtherType 0x%04x\n",
+	pr_info("version %s, family %d, EtherType 0x%04x\n",
 		AF_BSP_VERSION, bsp_family, ETH_P_BSP);
 	return 0;
 
@@ -155,7 +157,7 @@ static void __exit af_bsp_exit(void)
 	bsp_diag_unregister();
 	bsp_socket_unregister();
 	bsp_pernet_unregister();
-	pr_info("af_bsp: unloaded\n");
+	pr_info("unloaded\n");
 }
 
 module_init(af_bsp_init);

@@ -23,6 +23,8 @@
  * same) for 1500- and 9000-byte packets, in interleaved rounds, and logs
  * the medians side by side.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/capability.h>
 #include <linux/ktime.h>
 #include <linux/mutex.h>
@@ -189,7 +191,7 @@ static int bsp_auth_seal_cost(const u8 *key)
 		}
 		sort(csum, BSP_COST_ROUNDS, sizeof(u64), bsp_cmp_u64, NULL);
 		sort(mac, BSP_COST_ROUNDS, sizeof(u64), bsp_cmp_u64, NULL);
-		pr_info("af_bsp: selftest: sealing a %u-byte packet: checksum %llu ns, SipHash MAC %llu ns (medians of %u interleaved rounds)\n",
+		pr_info("selftest: sealing a %u-byte packet: checksum %llu ns, SipHash MAC %llu ns (medians of %u interleaved rounds)\n",
 			sizes[s], csum[BSP_COST_ROUNDS / 2],
 			mac[BSP_COST_ROUNDS / 2], BSP_COST_ROUNDS);
 	}
@@ -214,26 +216,26 @@ int bsp_auth_selftest(void)
 	for (i = 0; i < big; i++)
 		in[i] = i;
 	if (bspe_siphash(key, in, 15) != paper_vector) {
-		pr_err("af_bsp: selftest: engine SipHash differs from the reference vector\n");
+		pr_err("selftest: engine SipHash differs from the reference vector\n");
 		err = -EINVAL;
 		goto out;
 	}
 	for (i = 0; i <= 64; i++, n++) {
 		if (!bsp_siphash_same(key, in, i)) {
-			pr_err("af_bsp: selftest: engine SipHash differs from siphash() on %u bytes\n",
+			pr_err("selftest: engine SipHash differs from siphash() on %u bytes\n",
 			       i);
 			err = -EINVAL;
 			goto out;
 		}
 	}
 	if (!bsp_siphash_same(key, in, big)) {
-		pr_err("af_bsp: selftest: engine SipHash differs from siphash() on %u bytes\n",
+		pr_err("selftest: engine SipHash differs from siphash() on %u bytes\n",
 		       big);
 		err = -EINVAL;
 		goto out;
 	}
 	n++;
-	pr_info("af_bsp: selftest: engine SipHash-2-4 equals the kernel's siphash() on %u inputs (whole and streamed) and the reference vector\n",
+	pr_info("selftest: engine SipHash-2-4 equals the kernel's siphash() on %u inputs (whole and streamed) and the reference vector\n",
 		n);
 	err = bsp_auth_seal_cost(key);
 out:

@@ -18,6 +18,8 @@
  * softirq; bsp_discovery_rail_state under RTNL; bsp_discovery_kick in any
  * context.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/etherdevice.h>
 #include <linux/jiffies.h>
 #include <linux/workqueue.h>
@@ -154,7 +156,7 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 		goto out;
 	}
 	if (hi.rail != rail->index) {
-		net_warn_ratelimited("af_bsp: node %u announces rail %u on our rail %u (%s): enslave rails in the same order on every node\n",
+		net_warn_ratelimited("node %u announces rail %u on our rail %u (%s): enslave rails in the same order on every node\n",
 				     hi.node_id, hi.rail, rail->index,
 				     rail->dev->name);
 		bsp_count_drop(bn, BSP_DROP_RAIL_MISMATCH);
@@ -176,7 +178,7 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 		bsp_count_drop(bn, BSP_DROP_REPLAY);
 		goto out;
 	case -EBUSY:
-		net_info_ratelimited("af_bsp: ignored hello of node %u from %pM on rail %u: the node is alive at another MAC or incarnation\n",
+		net_info_ratelimited("ignored hello of node %u from %pM on rail %u: the node is alive at another MAC or incarnation\n",
 				     hi.node_id, eth_hdr(skb)->h_source,
 				     rail->index);
 		bsp_count_drop(bn, BSP_DROP_PEER_CONFLICT);
@@ -188,7 +190,7 @@ void bsp_discovery_rcv(struct bsp_net *bn, struct bsp_rail *rail,
 	atomic_long_inc(&bn->hello_rx);
 	if (restarted) {
 		/* the peer's sockets are new: our channels to it are stale */
-		net_info_ratelimited("af_bsp: node %u restarted; resetting channels to it\n",
+		net_info_ratelimited("node %u restarted; resetting channels to it\n",
 				     hi.node_id);
 		bsp_transport_node_reset(bn, hi.node_id);
 	}

@@ -12,50 +12,106 @@
 
 #include "af_bsp.h"
 
+struct bspe_hello_info;
+
 extern unsigned int bsp_default_max_peers;
 
 /* Least payload a rail (ours: bsp_rail_add; a peer's: its hellos) carries. */
 #define BSP_PEER_MTU_MIN_PAYLOAD	64
 
-/* What the namespace knows about one peer on one of its own rails. */
+/**
+ * struct bsp_peer_rail - what the namespace knows about a peer on one of its rails
+ * @addr:	the peer's MAC on the rail's segment.
+ * @known:	@addr is valid.
+ * @alive:	hellos arrive (or static entry).
+ * @is_static:	configured, never expires.
+ * @mtu:	largest packet the peer accepts here.
+ * @last_seen:	jiffies of the last hello.
+ * @hello_seq:	last hello sequence seen, 0: none yet.
+ */
 struct bsp_peer_rail {
-	u8 addr[ETH_ALEN];	/* peer's MAC on the rail's segment */
-	bool known;		/* addr is valid */
-	bool alive;		/* hellos arrive (or static entry) */
-	bool is_static;		/* configured, never expires */
-	u16 mtu;		/* largest packet the peer accepts here */
-	unsigned long last_seen;	/* jiffies of the last hello */
-	u32 hello_seq;		/* last hello sequence seen, 0: none yet */
+	u8 addr[ETH_ALEN];
+	bool known;
+	bool alive;
+	bool is_static;
+	u16 mtu;
+	unsigned long last_seen;
+	u32 hello_seq;
 };
 
+/**
+ * struct bsp_peer - one node of the cluster
+ * @hnode:	entry in bsp_net.peers (RCU).
+ * @rcu:	frees the entry after a grace period.
+ * @node_id:	the node's id.
+ * @incarnation: incarnation of the peer's AF_BSP state.
+ * @nrails:	rails the peer announces.
+ * @heard:	a hello arrived (@incarnation is valid).
+ * @down_since:	jiffies its last live rail died.
+ * @rails:	the peer on each of OUR rails, by our rail index.
+ */
 struct bsp_peer {
-	struct hlist_node hnode;	/* bsp_net.peers, RCU */
+	struct hlist_node hnode;
 	struct rcu_head rcu;
 	u32 node_id;
-	u32 incarnation;		/* of the peer's AF_BSP state */
-	u8 nrails;			/* rails the peer announces */
-	bool heard;			/* a hello arrived (incarnation valid) */
-	unsigned long down_since;	/* jiffies its last live rail died */
-	struct bsp_peer_rail rails[BSP_MAX_RAILS];	/* by OUR rail index */
+	u32 incarnation;
+	u8 nrails;
+	bool heard;
+	unsigned long down_since;
+	struct bsp_peer_rail rails[BSP_MAX_RAILS];
 };
 
+/**
+ * bsp_peer_init_net() - set up a namespace's peer table
+ * @bn: the namespace.
+ */
 void bsp_peer_init_net(struct bsp_net *bn);
+
+/**
+ * bsp_peer_exit_net() - free a namespace's peer table
+ * @bn: the namespace.
+ */
 void bsp_peer_exit_net(struct bsp_net *bn);
 
-/* RCU read side held by the caller. */
+/**
+ * bsp_peer_lookup_rcu() - find a peer
+ * @bn: the namespace.
+ * @node_id: the node.
+ *
+ * Context: RCU read side held by the caller.
+ * Return: the peer, or NULL.
+ */
 struct bsp_peer *bsp_peer_lookup_rcu(struct bsp_net *bn, u32 node_id);
-/*
- * Any context: true if @node_id has a live rail, or lost its last live
- * rail less than @grace jiffies ago (hellos that come late under load make
- * a rail look dead for a moment; the engine holds messages for such a node
- * and fails them only after the same grace, net.bsp unreach_ms).
+
+/**
+ * bsp_peer_reachable() - whether a node can be reached
+ * @bn: the namespace.
+ * @node_id: the node.
+ * @grace: jiffies a node that lost its last live rail still counts.
+ *
+ * Hellos that come late under load make a rail look dead for a moment; the
+ * engine holds messages for such a node and fails them only after the same
+ * grace (net.bsp unreach_ms).
+ *
+ * Context: any context.
+ * Return: true if @node_id has a live rail, or lost its last live rail
+ * less than @grace jiffies ago.
  */
 bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id, unsigned long grace);
 
-/*
- * Record a hello from @node_id heard on our rail @rail from the unicast
- * MAC @addr; @authed: its keyed MAC was verified (authenticated mode).
- * Softirq context. Returns 0 or, with nothing changed:
+/**
+ * bsp_peer_hello() - record a hello
+ * @bn: the namespace.
+ * @rail: our rail it was heard on.
+ * @addr: the unicast MAC it came from.
+ * @hi: its contents (node, incarnation, rails, MTU, sequence).
+ * @authed: its keyed MAC was verified (authenticated mode).
+ * @came_up: set when this rail of the peer turned alive.
+ * @restarted: set when the peer's incarnation changed (its module was
+ *             reloaded).
+ *
+ * Context: softirq.
+ * Return: 0 or, with nothing changed:
  *   -ENOSPC   the table is full (net.bsp.max_peers);
  *   -ENOMEM   no memory;
  *   -EALREADY a replay: hello_seq not newer than the last one of this
@@ -64,61 +120,128 @@ bool bsp_peer_reachable(struct bsp_net *bn, u32 node_id, unsigned long grace);
  *   -EBUSY    unauthenticated and unproven: it would move a live
  *             (peer, rail) to another MAC, or give a live peer a new
  *             incarnation from a MAC that is not the one known for it.
- * *@came_up is set when this rail of the peer turned alive, *@restarted
- * when the peer's incarnation changed (its module was reloaded).
  */
-struct bspe_hello_info;
 int bsp_peer_hello(struct bsp_net *bn, u8 rail, const u8 *addr,
 		   const struct bspe_hello_info *hi, bool authed,
 		   bool *came_up, bool *restarted);
 
-/*
- * RCU read side held: true if (@node_id, @rail) is in the table with the
- * MAC @addr. Frames from any other source are refused before any state
- * is looked at (we could not answer them anyway).
+/**
+ * bsp_peer_addr_ok() - whether a frame comes from a known address
+ * @bn: the namespace.
+ * @node_id: the node the frame claims to come from.
+ * @rail: our rail it arrived on.
+ * @addr: its source MAC.
+ *
+ * Frames from any other source are refused before any state is looked at
+ * (we could not answer them anyway).
+ *
+ * Context: RCU read side held.
+ * Return: true if (@node_id, @rail) is in the table with the MAC @addr.
  */
 bool bsp_peer_addr_ok(struct bsp_net *bn, u32 node_id, u8 rail,
 		      const u8 *addr);
 
-/*
- * Any context: a protocol frame from @node_id arrived on our rail @rail
- * and the engine accepted it; it proves that (peer, rail) alive as well
- * as a hello would, so a rail whose hellos wait behind bulk data in a
- * deep queue does not expire.
+/**
+ * bsp_peer_touch() - a protocol frame from a peer was accepted
+ * @bn: the namespace.
+ * @node_id: the peer.
+ * @rail: our rail it arrived on.
+ *
+ * The frame proves that (peer, rail) alive as well as a hello would, so a
+ * rail whose hellos wait behind bulk data in a deep queue does not expire.
+ *
+ * Context: any context.
  */
 void bsp_peer_touch(struct bsp_net *bn, u32 node_id, u8 rail);
 
-/*
- * Smallest MTU @node_id announces on any of its live rails, 0 if none is
- * known (the peer is not reachable). Any context.
+/**
+ * bsp_peer_mtu() - the MTU a peer accepts
+ * @bn: the namespace.
+ * @node_id: the peer.
+ *
+ * Context: any context.
+ * Return: the smallest MTU @node_id announces on any of its live rails, 0
+ * if none is known (the peer is not reachable).
  */
 u32 bsp_peer_mtu(struct bsp_net *bn, u32 node_id);
-/* Smallest MTU any peer announces on a live rail, 0 if none. Any context. */
+
+/**
+ * bsp_peers_min_mtu() - the MTU every peer accepts
+ * @bn: the namespace.
+ *
+ * Context: any context.
+ * Return: the smallest MTU any peer announces on a live rail, 0 if none.
+ */
 u32 bsp_peers_min_mtu(struct bsp_net *bn);
 
-/* Static entries (proc.c writes). Process context. */
+/**
+ * bsp_peer_add_static() - configure a static entry (a proc.c write)
+ * @bn: the namespace.
+ * @node_id: the peer.
+ * @rail: our rail.
+ * @addr: the peer's MAC on it.
+ * @mtu: the largest packet it accepts there.
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno (-EINVAL, -ENOSPC, -ENOMEM).
+ */
 int bsp_peer_add_static(struct bsp_net *bn, u32 node_id, u8 rail,
 			const u8 *addr, u16 mtu);
+
+/**
+ * bsp_peer_del() - forget a peer (a proc.c write)
+ * @bn: the namespace.
+ * @node_id: the peer.
+ *
+ * Context: process context.
+ * Return: 0, or -ENOENT if it is not in the table.
+ */
 int bsp_peer_del(struct bsp_net *bn, u32 node_id);
 
-/*
- * Mark live rails not heard from for @timeout jiffies dead; call
- * @down(bn, node, rail) for each (with no lock held).
+/**
+ * bsp_peer_expire() - mark silent rails dead
+ * @bn: the namespace.
+ * @timeout: jiffies without a hello after which a live rail is dead.
+ * @down: called as @down(bn, node, rail) for each (with no lock held).
  */
 void bsp_peer_expire(struct bsp_net *bn, unsigned long timeout,
 		     void (*down)(struct bsp_net *bn, u32 node, u8 rail));
-/* Our rail @rail went down: every peer on it is dead there (reported). */
+
+/**
+ * bsp_peer_rail_down() - one of our rails went down
+ * @bn: the namespace.
+ * @rail: the rail; every peer on it is dead there.
+ * @down: called as @down(bn, node, rail) for each.
+ */
 void bsp_peer_rail_down(struct bsp_net *bn, u8 rail,
 			void (*down)(struct bsp_net *bn, u32 node, u8 rail));
-/*
- * Forget peers that have no live and no static rail and were last heard
- * more than @idle jiffies ago, so the table shrinks. Process context.
+
+/**
+ * bsp_peer_reap() - shrink the table
+ * @bn: the namespace.
+ * @idle: jiffies since the last hello.
+ *
+ * Forgets peers that have no live and no static rail and were last heard
+ * more than @idle jiffies ago.
+ *
+ * Context: process context.
  */
 void bsp_peer_reap(struct bsp_net *bn, unsigned long idle);
-/* Our rail @rail came up: static peers on it are alive again (reported). */
+
+/**
+ * bsp_peer_rail_up_static() - one of our rails came up
+ * @bn: the namespace.
+ * @rail: the rail; static peers on it are alive again.
+ * @up: called as @up(bn, node, rail) for each.
+ */
 void bsp_peer_rail_up_static(struct bsp_net *bn, u8 rail,
 			     void (*up)(struct bsp_net *bn, u32 node, u8 rail));
-/* Our rail @rail went away: forget every peer address learnt on it. */
+
+/**
+ * bsp_peer_forget_rail() - one of our rails went away
+ * @bn: the namespace.
+ * @rail: the rail; every peer address learnt on it is forgotten.
+ */
 void bsp_peer_forget_rail(struct bsp_net *bn, u8 rail);
 
 #endif /* _BSP_PEER_H */

@@ -20,47 +20,131 @@
 
 struct bsp_master;
 
+/**
+ * struct bsp_rail - an Ethernet device enslaved to the bsp device
+ * @dev:	the device (a reference is held).
+ * @dev_tracker: tracks that reference.
+ * @master:	the bsp device it is enslaved to.
+ * @pt:		the packet handler of the AF_BSP EtherType on @dev.
+ * @index:	the rail number, 0..BSP_MAX_RAILS-1.
+ * @up:		running with carrier; written under RTNL, read with READ_ONCE.
+ */
 struct bsp_rail {
 	struct net_device *dev;
 	netdevice_tracker dev_tracker;
 	struct bsp_master *master;
 	struct packet_type pt;
 	u8 index;
-	bool up;		/* running with carrier; RTNL, READ_ONCE */
+	bool up;
 };
 
+/**
+ * struct bsp_master - the namespace's bsp device (ip link add ... type bsp)
+ * @dev:	its net_device.
+ * @bn:		its namespace.
+ * @rails:	the rails by number (RCU; written under RTNL).
+ * @nrails:	the number of rails.
+ * @rx_packets:	AF_BSP frames received through the rails.
+ * @rx_bytes:	their bytes.
+ * @tx_packets:	AF_BSP frames sent through the rails.
+ * @tx_bytes:	their bytes.
+ * @tx_dropped:	frames the rails refused.
+ *
+ * The counters are shown by ip -s link show bspN.
+ */
 struct bsp_master {
 	struct net_device *dev;
 	struct bsp_net *bn;
 	struct bsp_rail __rcu *rails[BSP_MAX_RAILS];
 	u8 nrails;
-	/* AF_BSP frames through the rails, shown by ip -s link show bspN */
 	atomic64_t rx_packets, rx_bytes, tx_packets, tx_bytes, tx_dropped;
 };
 
 extern struct rtnl_link_ops bsp_link_ops;
 extern unsigned int bsp_max_rails;
 
+/**
+ * bsp_rail_dev_register() - register the link kind "bsp"
+ *
+ * Return: 0 or a negative errno.
+ */
 int bsp_rail_dev_register(void);
+
+/**
+ * bsp_rail_dev_unregister() - unregister the link kind "bsp"
+ */
 void bsp_rail_dev_unregister(void);
 
-/* rail.c */
+/**
+ * bsp_rail_add() - enslave a device as the next free rail
+ * @m: the bsp device.
+ * @slave: the Ethernet device.
+ * @extack: where the reason of a refusal is reported.
+ *
+ * Context: RTNL held.
+ * Return: 0, -ELOOP (a bsp device), -EOPNOTSUPP (not Ethernet), -EINVAL
+ * (MTU too small), -ENOSPC (every rail number taken), -ENOMEM, or the
+ * error of the device core.
+ */
 int bsp_rail_add(struct bsp_master *m, struct net_device *slave,
 		 struct netlink_ext_ack *extack);
+
+/**
+ * bsp_rail_del() - release one rail
+ * @m: the bsp device.
+ * @slave: the rail's device.
+ *
+ * Context: RTNL held.
+ * Return: 0, or -ENOENT if @slave is not a rail of @m.
+ */
 int bsp_rail_del(struct bsp_master *m, struct net_device *slave);
+
+/**
+ * bsp_rail_release_all() - release every rail (the bsp device goes)
+ * @m: the bsp device.
+ *
+ * Context: RTNL held.
+ */
 void bsp_rail_release_all(struct bsp_master *m);
+
+/**
+ * bsp_rail_notifier_register() - follow the rails' device events
+ *
+ * Return: 0 or a negative errno.
+ */
 int bsp_rail_notifier_register(void);
+
+/**
+ * bsp_rail_notifier_unregister() - stop following device events
+ */
 void bsp_rail_notifier_unregister(void);
+
+/**
+ * bsp_master_update_carrier() - carrier of the bsp device from its rails
+ * @m: the bsp device; it has carrier while any rail is up.
+ *
+ * Context: RTNL held.
+ */
 void bsp_master_update_carrier(struct bsp_master *m);
 
-/*
- * Any context, RCU read side held: transmit a frame carrying @len bytes at
- * @skb->data (already an AF_BSP packet) to @dst on rail @rail. Consumes
- * the skb. Returns 0 or a negative errno (frame dropped).
+/**
+ * bsp_rail_xmit() - transmit a frame on a rail
+ * @bn: the namespace.
+ * @rail: the rail.
+ * @dst: the destination MAC.
+ * @skb: the frame, already an AF_BSP packet at @skb->data; consumed.
+ *
+ * Context: any context, RCU read side held.
+ * Return: 0 or a negative errno (the frame was dropped).
  */
 int bsp_rail_xmit(struct bsp_net *bn, u8 rail, const u8 *dst,
 		  struct sk_buff *skb);
-/* Headroom and tailroom a frame for rail devices needs. */
+
+/**
+ * bsp_rail_headroom() - room a frame for the rail devices needs
+ *
+ * Return: the headroom and tailroom to reserve.
+ */
 unsigned int bsp_rail_headroom(void);
 
 #endif /* _BSP_RAIL_H */

@@ -13,6 +13,8 @@
  * exists. Sockets are freed after an RCU grace period (SOCK_RCU_FREE)
  * because the port table is read under RCU.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/errqueue.h>
 #include <linux/module.h>
 #include <linux/net.h>
@@ -475,21 +477,10 @@ static int bsp_create(struct net *net, struct socket *sock, int protocol,
 	sock_init_data(sock, sk);
 	sock_set_flag(sk, SOCK_RCU_FREE);
 	sk->sk_destruct = bsp_sock_destruct;
-	sk->sk_protocol = protocol;
 
+	/* sk_alloc zeroed all of it (bsp_proto.obj_size): unbound, no group */
 	bs = bsp_sk(sk);
-	bs->port = 0;
-	bs->connected = false;
 	skb_queue_head_init(&bs->pending);
-	INIT_HLIST_NODE(&bs->port_node);
-	bs->epoch = 0;
-	bs->recv_epoch = false;
-	bs->group_size = 0;
-	bs->group = NULL;
-	bs->expect = NULL;
-	bs->pacing_rate = 0;
-	bs->tp = NULL;
-	memset(&bs->stats, 0, sizeof(bs->stats));
 
 	bsp_sock_list_add(bsp_pernet(net), bs);
 	return 0;
@@ -546,7 +537,7 @@ int bsp_socket_register(void)
 		return err;
 	err = sock_register(&bsp_family_ops);
 	if (err) {
-		pr_err("af_bsp: family %d is taken (%d); load with family=N\n",
+		pr_err("family %d is taken (%d); load with family=N\n",
 		       bsp_family, err);
 		proto_unregister(&bsp_proto);
 	}

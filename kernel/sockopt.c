@@ -70,29 +70,23 @@ static int bsp_set_group(struct bsp_sock *bs, sockptr_t optval,
 	if (hdr.count) {
 		members = kvcalloc(hdr.count, sizeof(*members), GFP_KERNEL);
 		expect = kvcalloc(hdr.count, sizeof(*expect), GFP_KERNEL);
+		err = -ENOMEM;
 		if (!members || !expect)
-			goto nomem;
+			goto out_free;
+		err = -EFAULT;
 		if (copy_from_sockptr_offset(members, optval, sizeof(hdr),
-					     hdr.count * sizeof(*members))) {
-			kvfree(members);
-			kvfree(expect);
-			return -EFAULT;
-		}
+					     hdr.count * sizeof(*members)))
+			goto out_free;
+		err = -EINVAL;
 		for (i = 0; i < hdr.count; i++) {
-			if (members[i].reserved || !members[i].port) {
-				kvfree(members);
-				kvfree(expect);
-				return -EINVAL;
-			}
+			if (members[i].reserved || !members[i].port)
+				goto out_free;
 		}
 		sort(members, hdr.count, sizeof(*members), bsp_endpoint_cmp,
 		     NULL);
 		for (i = 1; i < hdr.count; i++) {
-			if (!bsp_endpoint_cmp(&members[i - 1], &members[i])) {
-				kvfree(members);
-				kvfree(expect);
-				return -EINVAL;	/* duplicate member */
-			}
+			if (!bsp_endpoint_cmp(&members[i - 1], &members[i]))
+				goto out_free;	/* duplicate member */
 		}
 		for (i = 0; i < hdr.count; i++)
 			expect[i].peer = members[i];
@@ -107,10 +101,11 @@ static int bsp_set_group(struct bsp_sock *bs, sockptr_t optval,
 	err = bsp_transport_set_group(bs);
 	release_sock(&bs->sk);
 	return err;
-nomem:
+
+out_free:
 	kvfree(members);
 	kvfree(expect);
-	return -ENOMEM;
+	return err;
 }
 
 static int bsp_set_barrier_done(struct bsp_sock *bs, u32 epoch)

@@ -46,6 +46,8 @@
  * socket list (rail events) can still lock a closing socket's transport
  * and see it dead.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/errqueue.h>
 #include <linux/etherdevice.h>
 #include <linux/hrtimer.h>
@@ -370,7 +372,7 @@ static void bsp_cb_rail_event(void *ctx, u32 node, u8 rail, int up)
 {
 	struct bsp_transport *tp = ctx;
 
-	net_info_ratelimited("af_bsp: port %u: engine sees rail %u of node %u %s\n",
+	net_info_ratelimited("port %u: engine sees rail %u of node %u %s\n",
 			     tp->bs->port, rail, node, up ? "alive" : "dead");
 }
 
@@ -661,6 +663,21 @@ static u32 bsp_rails_mtu(struct bsp_net *bn)
 
 /* ---- socket side ---- */
 
+/*
+ * Frees @tp and what it holds (any of it may be NULL): after
+ * bsp_transport_close, or when bsp_transport_create fails (the timers and
+ * the refill work were never started).
+ */
+static void bsp_transport_free_tp(struct bsp_transport *tp)
+{
+	kvfree(tp->spare);
+	kvfree(tp->members);
+	mem_cgroup_put(tp->memcg);
+	kvfree(tp->slots);
+	kvfree(tp->mem);
+	kfree(tp);
+}
+
 int bsp_transport_create(struct bsp_sock *bs)
 {
 	struct bsp_net *bn = bsp_pernet(sock_net(&bs->sk));
@@ -668,6 +685,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	struct bspe_cfg cfg;
 	size_t size;
 	u32 mtu, peer_mtu;
+	int err;
 
 	bspe_cfg_default(&cfg);
 	cfg.node = bsp_node_id(bn);
@@ -711,8 +729,9 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->mem = kvzalloc(size, GFP_KERNEL_ACCOUNT);
 	tp->slots = kvcalloc((size_t)cfg.max_chans * cfg.msg_wnd,
 			     sizeof(*tp->slots), GFP_KERNEL_ACCOUNT);
+	err = -ENOMEM;
 	if (!tp->mem || !tp->slots)
-		goto nomem;
+		goto out_free;
 	tp->memcg = get_mem_cgroup_from_mm(current->mm);
 	tp->chan_size = bspe_chan_size(&cfg);
 	INIT_WORK(&tp->refill, bsp_refill_fn);
@@ -730,23 +749,18 @@ int bsp_transport_create(struct bsp_sock *bs)
 	tp->max_chans = cfg.max_chans;
 	tp->ep = bspe_init(tp->mem, size, &cfg, &bsp_engine_ops, tp);
 	memzero_explicit(cfg.key, sizeof(cfg.key));	/* the engine has it */
-	if (!tp->ep) {
-		mem_cgroup_put(tp->memcg);
-		kvfree(tp->slots);
-		kvfree(tp->mem);
-		kfree(tp);
-		return -EINVAL;
-	}
+	err = -EINVAL;
+	if (!tp->ep)
+		goto out_free;
 	if (READ_ONCE(bs->pacing_rate))
 		bspe_set_pacing(tp->ep, bs->pacing_rate, bsp_now());
 	WRITE_ONCE(bs->tp, tp);
 	bsp_spare_fill(tp);	/* the first sender's channel, in softirq */
 	return 0;
-nomem:
-	kvfree(tp->slots);
-	kvfree(tp->mem);
-	kfree(tp);
-	return -ENOMEM;
+
+out_free:
+	bsp_transport_free_tp(tp);
+	return err;
 }
 
 void bsp_transport_close(struct bsp_sock *bs)
@@ -806,17 +820,6 @@ void bsp_transport_close(struct bsp_sock *bs)
 	del_timer_sync(&tp->reasm_timer);
 	cancel_work_sync(&tp->refill);	/* it finds tp->ep NULL: keeps nothing */
 	kvfree(spare);
-}
-
-/* After bsp_transport_close (the refill work is idle). */
-static void bsp_transport_free_tp(struct bsp_transport *tp)
-{
-	kvfree(tp->spare);
-	kvfree(tp->members);
-	mem_cgroup_put(tp->memcg);
-	kvfree(tp->slots);
-	kvfree(tp->mem);
-	kfree(tp);
 }
 
 void bsp_transport_free(struct bsp_sock *bs)

@@ -46,6 +46,17 @@ checkpatch_tool() {
 	echo "$dir/scripts/checkpatch.pl"
 }
 
+kernel_doc_tool() {
+	local dir=$build/kernel-doc
+	if [ ! -f "$dir/scripts/kernel-doc" ]; then
+		[ -f "$ksrc_tar" ] || { echo "missing $ksrc_tar (make deps installs linux-source-6.1)" >&2; return 1; }
+		mkdir -p "$dir"
+		tar -xJf "$ksrc_tar" -C "$dir" --strip-components=1 \
+			linux-source-6.1/scripts/kernel-doc || return 1
+	fi
+	echo "$dir/scripts/kernel-doc"
+}
+
 stage_style() {
 	local pass=0 fail=0 cp out f files
 
@@ -75,6 +86,51 @@ stage_style() {
 		echo "sparse and W=1: clean"; pass=$((pass + 1))
 	else
 		echo "$out" | tail -n 40; fail=$((fail + 1))
+	fi
+
+	banner "style: kernel-doc -none (linux-source-6.1) on kernel/"
+	local kd
+	if kd=$(kernel_doc_tool); then
+		mapfile -t files < <(cd kernel && git ls-files '*.c' '*.h')
+		# kernel-doc exits 0 on warnings: any output is a finding.
+		if out=$(cd kernel && perl "$kd" -none "${files[@]}" 2>&1) && [ -z "$out" ]; then
+			echo "kernel-doc: ${#files[@]} files clean"; pass=$((pass + 1))
+		else
+			echo "$out"; fail=$((fail + 1))
+		fi
+	else
+		fail=$((fail + 1))
+	fi
+
+	banner "style: shellcheck on the shell scripts (settings: .shellcheckrc)"
+	# Every tracked *.sh and every tracked file starting with a sh/bash #! line;
+	# *.in are templates configure_file fills in (tools/bspcc/bspcc.in).
+	mapfile -t files < <(git ls-files | while read -r f; do
+		case $f in
+		*.in) ;;
+		*.sh) echo "$f" ;;
+		*) [ -f "$f" ] && head -n 1 "$f" | grep -qE '^#!.*[/ ](ba)?sh( |$)' && echo "$f" ;;
+		esac
+	done)
+	if printf '%s\0' "${files[@]}" | xargs -0 -n 8 -P "$jobs" shellcheck; then
+		echo "shellcheck: ${#files[@]} files clean"; pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+
+	banner "style: clang-tidy (userlib/.clang-tidy: braces around every body) on userlib/"
+	# The translation units of userlib/ in the compile database of build/default
+	# (make all); run-clang-tidy exits non-zero when any of them has a finding.
+	# -Wno-unknown-warning-option: the database holds GCC's flags (-Wno-restrict).
+	if [ ! -f "$build/default/compile_commands.json" ]; then
+		echo "no $build/default/compile_commands.json: run make all first"; fail=$((fail + 1))
+	elif run-clang-tidy -j "$jobs" -p "$build/default" -quiet \
+		-extra-arg=-Wno-unknown-warning-option "$top/userlib/(src|probe|examples)/" \
+		>"$build/clang-tidy.log" 2>&1; then
+		echo "clang-tidy: userlib clean"; pass=$((pass + 1))
+	else
+		grep -E -A3 'warning:|error:' "$build/clang-tidy.log" | head -n 60
+		echo "(full log: $build/clang-tidy.log)"; fail=$((fail + 1))
 	fi
 
 	banner "style: clang-format --dry-run --Werror on C++"
@@ -114,7 +170,7 @@ stage_unit() {
 	echo "(full log: $build/asan/ctest.log)"
 	counts=$(ctest_counts "$out")
 	[ "${counts#* }" = 0 ] || digest_add "unit" "$(grep -A 30 'tests failed out of' <<<"$out")"
-	record unit ${counts% *} ${counts#* }
+	record unit "${counts% *}" "${counts#* }"
 }
 
 # The tests labelled "threads" (ctest -L threads) in a ThreadSanitizer build: only the
@@ -136,7 +192,7 @@ stage_unit_tsan() {
 	echo "(full log: $build/tsan/ctest.log)"
 	counts=$(ctest_counts "$out")
 	[ "${counts#* }" = 0 ] || digest_add "unit-tsan" "$(grep -A 30 'tests failed out of' <<<"$out")"
-	record unit-tsan ${counts% *} ${counts#* }
+	record unit-tsan "${counts% *}" "${counts#* }"
 }
 
 stage_fuzz() {
@@ -159,10 +215,10 @@ stage_fuzz() {
 	for f in "${fuzzers[@]}"; do
 		name=$(basename "$f")
 		mkdir -p "$build/fuzz/corpus/$name"
-		local seeds=$build/fuzz/seeds/$name
-		[ -d "$seeds" ] || seeds=
+		local seeds=()
+		[ -d "$build/fuzz/seeds/$name" ] && seeds=("$build/fuzz/seeds/$name")
 		if "$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-			-print_final_stats=1 "$build/fuzz/corpus/$name" $seeds >"$build/fuzz/$name.log" 2>&1; then
+			-print_final_stats=1 "$build/fuzz/corpus/$name" "${seeds[@]}" >"$build/fuzz/$name.log" 2>&1; then
 			echo "$name: clean ($(grep -E '^stat::number_of_executed_units' "$build/fuzz/$name.log" | awk '{print $2}') runs)"
 			pass=$((pass + 1))
 		else

@@ -17,10 +17,13 @@
  * fed by the caller (hellos) and by the engine itself (repeated timeouts).
  *
  * Concurrency: the engine has no locks. The caller serialises every call on
- * one endpoint (kernel: the socket's lock, taken in process, softirq and
- * timer context alike). Callbacks run synchronously inside the calls, with
- * that serialisation held: they must not call back into the same endpoint
- * and must not sleep (queue work instead).
+ * one endpoint. In the kernel that is the spin lock bsp_transport.lock of
+ * the socket's transport (kernel/transport.c), taken with bottom halves
+ * disabled in process, softirq and hrtimer context alike; not lock_sock,
+ * which softirq cannot take. In user space it is the UDP transport's mutex
+ * (userlib/src/udp_transport.cpp). Callbacks run synchronously inside the
+ * calls, with that serialisation held: they must not call back into the
+ * same endpoint and must not sleep (queue work instead).
  *
  * Memory: the engine never allocates. The caller obtains the size of the
  * endpoint's fixed part with bspe_mem_size() (a few hundred bytes plus a
@@ -79,11 +82,10 @@ extern "C" {
  */
 #define BSPE_CFG_EXT_RCVBUF	0x80
 
-/*
- * struct bspe_cfg - configuration of one endpoint. Fill with
- * bspe_cfg_default() and override. Windows need not be powers of two.
- *
- * @node, @port:	this endpoint's address.
+/**
+ * struct bspe_cfg - configuration of one endpoint
+ * @node:		this endpoint's node.
+ * @port:		this endpoint's port.
  * @nrails:		rails of this node (1..BSPE_MAX_RAILS); rail r of every
  *			node is on the same network.
  * @flags:		BSPE_CFG_*.
@@ -93,12 +95,16 @@ extern "C" {
  * @rcv_wnd:		per (channel, rail) receive window in sequence numbers.
  * @msg_wnd:		messages in flight per channel and direction (send
  *			queue and reassembly slots); must not exceed the peer's.
+ * @rail_fail_probes:	unanswered timeout probes on a rail before the engine
+ *			declares that rail dead for the peer node.
+ * @reserved:		zero.
  * @max_msg:		largest message in bytes (<= BSPE_MAX_FRAGS fragments).
  * @sndbuf_pkts:	packets outstanding over the whole endpoint.
  * @rcvbuf:		bytes of reassembly + delivered-not-consumed messages.
  * @nprocs:		p of the n/(2p) explicit-ack rule (processes in group).
  * @rtt_init_ns:	initial round-trip estimate.
- * @rtt_min_ns, @rtt_max_ns: clamp of the estimate.
+ * @rtt_min_ns:		lower clamp of the estimate.
+ * @rtt_max_ns:		upper clamp of the estimate.
  * @rto_min_ns:		floor of the conservative sender timeout.
  * @prod_max_ns:	cap of the exponential prod back-off.
  * @ack_delay_ns:	delay of a due explicit ack, to let it be piggybacked.
@@ -106,8 +112,6 @@ extern "C" {
  *			fail with -EHOSTUNREACH.
  * @stripe_min:		a message is striped over L live rails if its length is
  *			at least L * stripe_min bytes (0: frag_size).
- * @rail_fail_probes:	unanswered timeout probes on a rail before the engine
- *			declares that rail dead for the peer node.
  * @incarnation:	this endpoint's incarnation (never 0), carried as
  *			src_inc: strictly newer (serial arithmetic on u32)
  *			than that of any earlier endpoint on the same
@@ -121,6 +125,9 @@ extern "C" {
  * @hash_key:		key of the channel lookup hash (SipHash-2-4 of the
  *			remote address): fill with random bytes, so that
  *			nobody can pick addresses that share a bucket.
+ *
+ * Fill with bspe_cfg_default() and override. Windows need not be powers of
+ * two.
  */
 struct bspe_cfg {
 	u32	node;
@@ -176,56 +183,87 @@ enum bspe_drop {
 	BSPE_DROP_MAX,
 };
 
-/*
- * struct bspe_stats - counters, per (channel, rail), summed by
- * bspe_stats_get(). "pkt" counts packets; every DATA packet sent is counted
- * once in data_tx and, if it is a retransmission, once more in exactly one
- * retx_* cause.
+/**
+ * struct bspe_stats - counters, per (channel, rail), summed by bspe_stats_get()
+ * @data_tx: DATA packets sent (incl. retx).
+ * @data_rx: DATA packets accepted (new fragment).
+ * @bytes_tx: payload bytes sent.
+ * @bytes_rx: payload bytes accepted.
+ * @retx_hole: resent: hole learned from ack/eoh.
+ * @retx_prod: resent: answering a prod.
+ * @retx_timeout: resent: after a sender timeout probe.
+ * @retx_failover: resent on another rail (rail died).
+ * @spurious_rx: retransmission received twice.
+ * @dup_rx: duplicate DATA received.
+ * @acks_tx: explicit ACK packets sent.
+ * @acks_rx: explicit ACK packets received.
+ * @ackreq_tx: DATA sent with BSPE_F_ACKREQ.
+ * @acked_piggy: sent packets freed by ack fields.
+ * @acked_implicit: sent packets freed by the epoch rule.
+ * @prods_tx: PROD packets sent.
+ * @prods_rx: PROD packets received.
+ * @prods_early: prod answered without data: back-off.
+ * @probes_tx: sender timeout probes sent.
+ * @timeouts: sender timeouts fired.
+ * @rail_down: rail declared dead (by caller or engine).
+ * @rail_up: rail declared alive again.
+ * @msgs_tx: messages completed (sender).
+ * @msgs_rx: messages delivered (receiver).
+ * @msgs_failed: messages completed with an error.
+ * @chan_closes: channels freed: the peer closed.
+ * @chan_resets: channels reset: newer peer incarnation.
+ * @chans_opened: channels allocated (endpoint).
+ * @chan_visits: channels visited by timer/push walks.
+ * @drops: refused input by reason.
+ *
+ * "pkt" counts packets; every DATA packet sent is counted once in @data_tx
+ * and, if it is a retransmission, once more in exactly one retx_* cause.
  */
 struct bspe_stats {
-	u64	data_tx;		/* DATA packets sent (incl. retx) */
-	u64	data_rx;		/* DATA packets accepted (new fragment) */
-	u64	bytes_tx;		/* payload bytes sent */
-	u64	bytes_rx;		/* payload bytes accepted */
-	u64	retx_hole;		/* resent: hole learned from ack/eoh */
-	u64	retx_prod;		/* resent: answering a prod */
-	u64	retx_timeout;		/* resent: after a sender timeout probe */
-	u64	retx_failover;		/* resent on another rail (rail died) */
-	u64	spurious_rx;		/* retransmission received twice */
-	u64	dup_rx;			/* duplicate DATA received */
-	u64	acks_tx;		/* explicit ACK packets sent */
-	u64	acks_rx;		/* explicit ACK packets received */
-	u64	ackreq_tx;		/* DATA sent with BSPE_F_ACKREQ */
-	u64	acked_piggy;		/* sent packets freed by ack fields */
-	u64	acked_implicit;		/* sent packets freed by the epoch rule */
-	u64	prods_tx;		/* PROD packets sent */
-	u64	prods_rx;		/* PROD packets received */
-	u64	prods_early;		/* prod answered without data: back-off */
-	u64	probes_tx;		/* sender timeout probes sent */
-	u64	timeouts;		/* sender timeouts fired */
-	u64	rail_down;		/* rail declared dead (by caller or engine) */
-	u64	rail_up;		/* rail declared alive again */
-	u64	msgs_tx;		/* messages completed (sender) */
-	u64	msgs_rx;		/* messages delivered (receiver) */
-	u64	msgs_failed;		/* messages completed with an error */
-	u64	chan_closes;		/* channels freed: the peer closed */
-	u64	chan_resets;		/* channels reset: newer peer incarnation */
-	u64	chans_opened;		/* channels allocated (endpoint) */
-	u64	chan_visits;		/* channels visited by timer/push walks */
-	u64	drops[BSPE_DROP_MAX];	/* refused input by reason */
+	u64	data_tx;
+	u64	data_rx;
+	u64	bytes_tx;
+	u64	bytes_rx;
+	u64	retx_hole;
+	u64	retx_prod;
+	u64	retx_timeout;
+	u64	retx_failover;
+	u64	spurious_rx;
+	u64	dup_rx;
+	u64	acks_tx;
+	u64	acks_rx;
+	u64	ackreq_tx;
+	u64	acked_piggy;
+	u64	acked_implicit;
+	u64	prods_tx;
+	u64	prods_rx;
+	u64	prods_early;
+	u64	probes_tx;
+	u64	timeouts;
+	u64	rail_down;
+	u64	rail_up;
+	u64	msgs_tx;
+	u64	msgs_rx;
+	u64	msgs_failed;
+	u64	chan_closes;
+	u64	chan_resets;
+	u64	chans_opened;
+	u64	chan_visits;
+	u64	drops[BSPE_DROP_MAX];
 };
 
-/*
- * struct bspe_xmit - "transmit this packet". The header is complete except
- * the checksum or MAC: the caller seals it with bspe_seal() (or the
- * bspe_seal_begin/update/final stream) over the header and payload before
- * sending.
- *
+/**
+ * struct bspe_xmit - "transmit this packet"
  * @hdr:	BSPE_HDR_LEN header bytes, ready for the wire.
  * @node:	destination node (map to the MAC/IP of its NIC on @rail).
  * @rail:	rail to send on.
  * @msg:	sender's message cookie (NULL for ACK/PROD).
- * @off, @len:	payload: bytes [off, off + len) of @msg.
+ * @off:	payload: bytes [@off, @off + @len) of @msg.
+ * @len:	payload length.
+ *
+ * The header is complete except the checksum or MAC: the caller seals it
+ * with bspe_seal() (or the bspe_seal_begin()/update/final stream) over the
+ * header and payload before sending.
  */
 struct bspe_xmit {
 	u8	hdr[BSPE_HDR_LEN];
@@ -236,20 +274,24 @@ struct bspe_xmit {
 	u32	len;
 };
 
-/*
- * struct bspe_rx_frag - "place these payload bytes". The engine accepted a
- * new fragment of the message being reassembled in (@chan, @slot).
- *
- * @chan, @chan_cookie:	channel index and the caller's cookie for it.
+/**
+ * struct bspe_rx_frag - "place these payload bytes"
+ * @chan:	channel index.
+ * @chan_cookie: the caller's cookie for the channel.
  * @slot:	reassembly slot (0..msg_wnd-1) of the message.
  * @first:	1 if this is the first fragment accepted for this message in
  *		this slot: the caller allocates @msg_len bytes for it now.
  * @next:	1 if the message is the next one its channel delivers (its
  *		completion makes it readable at once).
- * @msg_id, @msg_len:	message number and total length.
+ * @msg_id:	message number.
+ * @msg_len:	total length of the message.
  * @off:	offset of the payload in the message.
- * @data, @len:	payload inside the packet passed to bspe_rx().
+ * @data:	payload inside the packet passed to bspe_rx().
+ * @len:	payload length.
  * @flags:	header flags (BSPE_F_SYNC tells barrier traffic).
+ *
+ * The engine accepted a new fragment of the message being reassembled in
+ * (@chan, @slot).
  */
 struct bspe_rx_frag {
 	int		chan;
@@ -265,10 +307,19 @@ struct bspe_rx_frag {
 	u16		flags;
 };
 
-/*
- * struct bspe_delivery - a complete message, delivered once, in order per
- * channel. The caller takes the slot's buffer (it may reuse the slot after
- * return) and reports with bspe_rx_consumed() when the reader consumed it.
+/**
+ * struct bspe_delivery - a complete message, delivered once, in order per channel
+ * @chan:	channel index.
+ * @chan_cookie: the caller's cookie for the channel.
+ * @node:	sender's node.
+ * @port:	sender's port.
+ * @slot:	reassembly slot (0..msg_wnd-1) that holds the message.
+ * @msg_id:	message number.
+ * @msg_len:	length of the message.
+ * @flags:	header flags: BSPE_F_SYNC if barrier traffic.
+ *
+ * The caller takes the slot's buffer (it may reuse the slot after return)
+ * and reports with bspe_rx_consumed() when the reader consumed it.
  */
 struct bspe_delivery {
 	int	chan;
@@ -278,13 +329,11 @@ struct bspe_delivery {
 	u32	slot;
 	u32	msg_id;
 	u32	msg_len;
-	u16	flags;		/* BSPE_F_SYNC if barrier traffic */
+	u16	flags;
 };
 
-/*
- * struct bspe_ops - actions out. All callbacks are mandatory except
- * rail_event, rx_abort and chan_new.
- *
+/**
+ * struct bspe_ops - actions out
  * @xmit:	transmit a packet (may drop it: loss is recovered).
  * @rx_data:	place a fragment; return 0, or a negative errno to refuse it
  *		(-ENOBUFS: counted as BSPE_DROP_NOBUFS, the channel prods the
@@ -316,6 +365,9 @@ struct bspe_delivery {
  *		@rails (live rails to @node, preset from other channels to it,
  *		else all) may be changed. Without it, such channels open with no
  *		flags.
+ *
+ * All callbacks are mandatory except @rail_event, @rx_abort and @chan_new.
+ * Each gets the @ctx given to bspe_init() as its first argument.
  */
 struct bspe_ops {
 	void	(*xmit)(void *ctx, const struct bspe_xmit *x);
@@ -333,92 +385,185 @@ struct bspe_ops {
 
 struct bspe_ep;
 
-/* Fills @cfg with defaults (1 rail, 1444-byte fragments, 1 ms RTT, ...). */
+/**
+ * bspe_cfg_default() - fill a configuration with the defaults
+ * @cfg: the configuration to fill.
+ *
+ * 1 rail, 1444-byte fragments, 1 ms RTT, ...: the caller overrides what it
+ * needs, then checks the result with bspe_cfg_check().
+ */
 void bspe_cfg_default(struct bspe_cfg *cfg);
 
-/* Returns 0 if @cfg is usable, else -EINVAL. */
+/**
+ * bspe_cfg_check() - check a configuration
+ * @cfg: the configuration.
+ *
+ * Return: 0 if @cfg is usable, else -EINVAL.
+ */
 int bspe_cfg_check(const struct bspe_cfg *cfg);
 
-/*
- * Bytes of memory the fixed part of an endpoint with @cfg needs (0 if @cfg
- * is invalid): the endpoint, its channel table, free list and hash buckets.
+/**
+ * bspe_mem_size() - memory of an endpoint's fixed part
+ * @cfg: the endpoint's configuration.
+ *
+ * Return: bytes of memory the fixed part of an endpoint with @cfg needs
+ * (the endpoint, its channel table, free list and hash buckets), 0 if @cfg
+ * is invalid.
  */
 size_t bspe_mem_size(const struct bspe_cfg *cfg);
 
-/*
- * Bytes of one channel's allocation (ops->chan_alloc) with @cfg, caller's
- * chan_priv included (0 if @cfg is invalid). An endpoint with n open
- * channels holds bspe_mem_size() + n * bspe_chan_size() bytes.
+/**
+ * bspe_chan_size() - memory of one channel
+ * @cfg: the endpoint's configuration.
+ *
+ * An endpoint with n open channels holds bspe_mem_size() + n *
+ * bspe_chan_size() bytes.
+ *
+ * Return: bytes of one channel's allocation (ops->chan_alloc) with @cfg,
+ * caller's chan_priv included; 0 if @cfg is invalid.
  */
 size_t bspe_chan_size(const struct bspe_cfg *cfg);
 
-/*
- * Initialises an endpoint in @mem (@size >= bspe_mem_size(cfg), alignment
- * of at least 8). The engine keeps @ops and @ctx. Returns the endpoint or
- * NULL if @cfg is invalid or @size too small.
+/**
+ * bspe_init() - initialise an endpoint
+ * @mem: memory for it, aligned to at least 8.
+ * @size: bytes at @mem, at least bspe_mem_size(@cfg).
+ * @cfg: its configuration (copied).
+ * @ops: the caller's callbacks (kept).
+ * @ctx: first argument of every callback (kept).
+ *
+ * Return: the endpoint, or NULL if @cfg is invalid or @size too small.
  */
 struct bspe_ep *bspe_init(void *mem, size_t size, const struct bspe_cfg *cfg,
 			  const struct bspe_ops *ops, void *ctx);
 
-/*
- * Tears down: every message not yet settled is completed with
- * -ECONNRESET, every partial reassembly aborted. The memory is the
- * caller's again afterwards.
+/**
+ * bspe_fini() - tear an endpoint down
+ * @ep: the endpoint.
+ *
+ * Every message not yet settled is completed with -ECONNRESET, every
+ * partial reassembly aborted, every channel returned through
+ * ops->chan_free. The endpoint's memory is the caller's again afterwards.
  */
 void bspe_fini(struct bspe_ep *ep);
 
-/*
- * Tell every peer that this endpoint closes: on each live rail of each
- * channel an ACK with BSPE_F_CLOSE that acknowledges everything received.
- * Peers settle what it acknowledges, fail what it did not with
- * -ECONNRESET and free the channel. Called just before bspe_fini(). From
- * then on nothing leaves the endpoint (no DATA, probe, prod or ACK) and
- * bspe_send() returns -ESHUTDOWN.
+/**
+ * bspe_close_notify() - tell every peer that this endpoint closes
+ * @ep: the endpoint.
+ * @now: current time in ns.
+ *
+ * On each live rail of each channel an ACK with BSPE_F_CLOSE that
+ * acknowledges everything received. Peers settle what it acknowledges, fail
+ * what it did not with -ECONNRESET and free the channel. Called just before
+ * bspe_fini(). From then on nothing leaves the endpoint (no DATA, probe,
+ * prod or ACK) and bspe_send() returns -ESHUTDOWN.
  */
 void bspe_close_notify(struct bspe_ep *ep, u64 now);
 
-/*
- * Seals a packet the engine handed to ops->xmit: @hdr is a copy of
- * bspe_xmit.hdr at the start of the outgoing packet, @payload its @len
- * payload bytes. Fills the checksum or the MAC (with the endpoint's key) as
- * the header's flags say. The streaming form takes the payload in pieces.
+/**
+ * bspe_seal() - fill a packet's checksum or MAC
+ * @ep: the endpoint that made the packet.
+ * @hdr: a copy of bspe_xmit.hdr at the start of the outgoing packet.
+ * @payload: the packet's payload bytes.
+ * @len: their number.
+ *
+ * Seals a packet the engine handed to ops->xmit: fills the checksum or the
+ * MAC (with the endpoint's key) as the header's flags say.
  */
 void bspe_seal(const struct bspe_ep *ep, void *hdr, const void *payload,
 	       u32 len);
+
+/**
+ * bspe_seal_begin() - start sealing a packet whose payload comes in pieces
+ * @ep: the endpoint that made the packet.
+ * @s: the sealing state to start.
+ * @hdr: a copy of bspe_xmit.hdr at the start of the outgoing packet.
+ *
+ * The streaming form of bspe_seal(): feed the payload to
+ * bspe_seal_update() in order, then call bspe_seal_final() on @hdr.
+ */
 void bspe_seal_begin(const struct bspe_ep *ep, struct bspe_seal_ctx *s,
 		     void *hdr);
 
-/* Current configuration (read-only view). */
+/**
+ * bspe_get_cfg() - an endpoint's configuration
+ * @ep: the endpoint.
+ *
+ * Return: its current configuration (read-only view).
+ */
 const struct bspe_cfg *bspe_get_cfg(const struct bspe_ep *ep);
 
 /* bspe_chan_open() flags */
 #define BSPE_CHAN_GROUP		0x01	/* remote endpoint is a group member */
 
-/*
- * Opens the channel to (@node, @port) (or returns the existing one, updating
- * its flags and cookie). Returns the channel index >= 0 (0..max_chans-1,
- * reused after a close), -ENOSPC if max_chans channels are open, -ENOMEM
- * if ops->chan_alloc failed, -EINVAL for our own address.
+/**
+ * bspe_chan_open() - open the channel to a remote endpoint
+ * @ep: the endpoint.
+ * @node: the remote node.
+ * @port: the remote port.
+ * @flags: BSPE_CHAN_* flags.
+ * @cookie: the caller's cookie for the channel (passed back in callbacks).
+ *
+ * Opens the channel to (@node, @port), or returns the existing one,
+ * updating its flags and cookie.
+ *
+ * Return: the channel index >= 0 (0..max_chans-1, reused after a close),
+ * -ENOSPC if max_chans channels are open, -ENOMEM if ops->chan_alloc
+ * failed, -EINVAL for our own address.
  */
 int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 		   void *cookie);
 
-/* Index of the channel to (@node, @port) or -ENOENT. */
+/**
+ * bspe_chan_find() - find the channel to a remote endpoint
+ * @ep: the endpoint.
+ * @node: the remote node.
+ * @port: the remote port.
+ *
+ * Return: index of the channel to (@node, @port), or -ENOENT.
+ */
 int bspe_chan_find(const struct bspe_ep *ep, u32 node, u16 port);
 
-/* The caller's cfg.chan_priv bytes of open channel @chan, or NULL. */
+/**
+ * bspe_chan_priv() - the caller's private part of a channel
+ * @ep: the endpoint.
+ * @chan: an open channel.
+ *
+ * Return: the caller's cfg.chan_priv bytes of @chan, or NULL.
+ */
 void *bspe_chan_priv(const struct bspe_ep *ep, int chan);
 
-/* Number of open channels. */
+/**
+ * bspe_chan_count() - number of open channels
+ * @ep: the endpoint.
+ *
+ * Return: the number of open channels.
+ */
 u32 bspe_chan_count(const struct bspe_ep *ep);
 
-/* Closes every channel to @node (it restarted); returns how many. */
+/**
+ * bspe_node_close() - close every channel to a node
+ * @ep: the endpoint.
+ * @node: the node (it restarted).
+ * @now: current time in ns.
+ *
+ * Each channel is closed as by bspe_chan_close().
+ *
+ * Return: the number of channels closed.
+ */
 u32 bspe_node_close(struct bspe_ep *ep, u32 node, u64 now);
 
-/*
- * Closes a channel: pending messages complete with -ECONNRESET, partial
- * reassemblies are aborted, its memory goes back through ops->chan_free and
- * its index may be reused. Returns 0 or -EINVAL.
+/**
+ * bspe_chan_close() - close a channel
+ * @ep: the endpoint.
+ * @chan: the channel.
+ * @now: current time in ns.
+ *
+ * Pending messages complete with -ECONNRESET, partial reassemblies are
+ * aborted, the channel's memory goes back through ops->chan_free and its
+ * index may be reused.
+ *
+ * Return: 0, or -EINVAL if @chan is not open.
  */
 int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
 
@@ -426,23 +571,35 @@ int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
 #define BSPE_SEND_LAST		0x01	/* last message to this peer in superstep */
 #define BSPE_SEND_SYNC		0x02	/* barrier traffic (no implicit ack) */
 
-/*
- * Submits a message of @len bytes (0 allowed) on @chan; @msg is the caller's
- * cookie for its bytes, passed back in xmit and complete. Returns 0 (the
- * message will be completed exactly once), -EAGAIN (msg_wnd messages already
- * queued on the channel), -EMSGSIZE (len > max_msg), -EINVAL (bad channel
- * or flags), -EHOSTUNREACH (no live rail to the node for unreach_ns),
- * -ESHUTDOWN (after bspe_close_notify()).
+/**
+ * bspe_send() - submit a message
+ * @ep: the endpoint.
+ * @chan: the channel to send it on.
+ * @msg: the caller's cookie for its bytes, passed back in xmit and complete.
+ * @len: its length in bytes (0 allowed).
+ * @flags: BSPE_SEND_* flags.
+ * @now: current time in ns.
+ *
+ * Return: 0 (the message will be completed exactly once through
+ * ops->complete), -EAGAIN (msg_wnd messages already queued on the channel),
+ * -EMSGSIZE (@len > max_msg), -EINVAL (bad channel or flags), -EHOSTUNREACH
+ * (no live rail to the node for unreach_ns), -ESHUTDOWN (after
+ * bspe_close_notify()).
  */
 int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	      u64 now);
 
-/*
- * A packet of @len bytes (starting with struct bspe_hdr, payload following
- * contiguously) arrived on @rail. Returns 0 if it was accepted, else a
- * negative errno, every refusal counted in drops[]:
- * -EBADMSG (malformed, bad checksum, misaddressed, wrong rail, impossible
- * epoch), -EPROTONOSUPPORT (version), -EACCES (MAC missing or wrong),
+/**
+ * bspe_rx() - a packet arrived
+ * @ep: the endpoint.
+ * @rail: the rail it arrived on.
+ * @pkt: the packet: struct bspe_hdr, payload following contiguously.
+ * @len: its length in bytes.
+ * @now: current time in ns.
+ *
+ * Return: 0 if it was accepted, else a negative errno, every refusal
+ * counted in drops[]: -EBADMSG (malformed, bad checksum, misaddressed,
+ * wrong rail, impossible epoch), -EPROTONOSUPPORT (version), -EACCES (MAC missing or wrong),
  * -ESTALE (for or from an earlier incarnation), -ENOENT (unknown sender):
  * invalid, and invalid input never changes engine state;
  * -ENOBUFS (outside a window, receive buffers low), -EALREADY (duplicate),
@@ -451,17 +608,32 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
  */
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now);
 
-/* The timer armed through ops->timer fired (early or late calls are fine). */
+/**
+ * bspe_timer() - the endpoint's timer fired
+ * @ep: the endpoint.
+ * @now: current time in ns.
+ *
+ * The timer armed through ops->timer fired (early or late calls are fine).
+ */
 void bspe_timer(struct bspe_ep *ep, u64 now);
 
-/*
+/**
+ * bspe_superstep_done() - a barrier completed
+ * @ep: the endpoint.
+ * @epoch: the superstep whose barrier completed.
+ * @now: current time in ns.
+ *
  * The user's barrier of superstep @epoch has completed (every process has
  * received all data of superstep @epoch - 1). Packets sent from now on
  * carry @epoch. Epochs only grow; a smaller or equal @epoch is ignored.
  */
 void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now);
 
-/*
+/**
+ * bspe_group_reset() - the caller's group changed
+ * @ep: the endpoint.
+ * @now: current time in ns.
+ *
  * The caller's group changed (BSP_GROUP): the endpoint's epoch starts again
  * from 0, like the caller's, and no channel is a group member any more (the
  * caller marks the new members with bspe_chan_open(.., BSPE_CHAN_GROUP, ..)
@@ -471,63 +643,122 @@ void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now);
  */
 void bspe_group_reset(struct bspe_ep *ep, u64 now);
 
-/* The reader consumed @bytes of delivered messages (frees rcvbuf). */
+/**
+ * bspe_rx_consumed() - the reader consumed delivered messages
+ * @ep: the endpoint.
+ * @bytes: bytes of delivered messages consumed (they free rcvbuf).
+ * @now: current time in ns.
+ */
 void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now);
 
-/*
- * BSPE_CFG_EXT_RCVBUF: receive memory is available again. Every channel
- * whose fragments rx_data refused with -ENOBUFS (and that took no new
- * message since) prods its sender at once on its live rails, so the
- * refused packets are resent now instead of after the sender's timeout.
+/**
+ * bspe_rx_resume() - receive memory is available again
+ * @ep: the endpoint (with BSPE_CFG_EXT_RCVBUF).
+ * @now: current time in ns.
+ *
+ * Every channel whose fragments rx_data refused with -ENOBUFS (and that
+ * took no new message since) prods its sender at once on its live rails,
+ * so the refused packets are resent now instead of after the sender's
+ * timeout.
  * Until it takes a new message, such a channel answers probes with
  * BSPE_F_BUSY: its sender keeps waiting instead of failing.
  */
 void bspe_rx_resume(struct bspe_ep *ep, u64 now);
 
-/*
- * Ends reassemblies that make no progress: every channel holding a
- * message being reassembled (or complete but waiting for an earlier one)
- * that accepted no fragment for @idle_ns is closed as by bspe_chan_close()
- * (its partial messages are aborted; a sender still alive finds a fresh
- * channel, its unfinished messages fail). Returns the channels closed.
+/**
+ * bspe_rx_expire() - end reassemblies that make no progress
+ * @ep: the endpoint.
+ * @idle_ns: how long without a new fragment counts as no progress.
+ * @now: current time in ns.
+ *
+ * Every channel holding a message being reassembled (or complete but
+ * waiting for an earlier one) that accepted no fragment for @idle_ns is
+ * closed as by bspe_chan_close() (its partial messages are aborted; a
+ * sender still alive finds a fresh channel, its unfinished messages fail).
+ *
+ * Return: the number of channels closed.
  */
 u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now);
 
-/*
- * Rail @rail to @node is up (@up 1) or down (@up 0), as the rail layer
- * decided (hellos, carrier). Down: packets outstanding on it are resent on
- * live rails. Up: the rail is used again for new packets.
+/**
+ * bspe_rail_set() - a rail to a node turned up or down
+ * @ep: the endpoint.
+ * @node: the remote node.
+ * @rail: the rail.
+ * @up: 1 if it is up, 0 if it is down.
+ * @now: current time in ns.
+ *
+ * Rail @rail to @node is up or down as the rail layer decided (hellos,
+ * carrier). Down: packets outstanding on it are resent on live rails. Up:
+ * the rail is used again for new packets.
  */
 void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now);
 
-/*
- * The messaging layer expects @nmsgs more messages on @chan in this
- * superstep (from its total exchange of counts). Until they arrived the
- * engine prods the sender when nothing arrives for a round trip, instead of
- * leaving recovery to the sender's timeout. Returns 0 or -EINVAL.
+/**
+ * bspe_expect() - messages expected on a channel in this superstep
+ * @ep: the endpoint.
+ * @chan: the channel.
+ * @nmsgs: how many more messages the messaging layer expects on it (from
+ *         its total exchange of counts).
+ * @now: current time in ns.
+ *
+ * Until they arrived the engine prods the sender when nothing arrives for
+ * a round trip, instead of leaving recovery to the sender's timeout.
+ *
+ * Return: 0, or -EINVAL if @chan is not open.
  */
 int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now);
 
-/* Sets p of the n/(2p) rule (number of processes in the group), >= 1. */
+/**
+ * bspe_set_nprocs() - set p of the n/(2p) explicit-ack rule
+ * @ep: the endpoint.
+ * @nprocs: number of processes in the group, >= 1.
+ */
 void bspe_set_nprocs(struct bspe_ep *ep, u32 nprocs);
 
-/* Limits the endpoint's transmit rate in bytes/s (0 = unlimited). */
+/**
+ * bspe_set_pacing() - limit the endpoint's transmit rate
+ * @ep: the endpoint.
+ * @bytes_per_sec: the rate in bytes per second, 0 for unlimited.
+ * @now: current time in ns.
+ */
 void bspe_set_pacing(struct bspe_ep *ep, u64 bytes_per_sec, u64 now);
 
-/*
- * Sums counters into @out: @chan -1 = all channels (plus endpoint-level
- * drops that belong to no channel), @rail -1 = all rails.
+/**
+ * bspe_stats_get() - sum counters
+ * @ep: the endpoint.
+ * @chan: a channel, or -1 for all channels (plus endpoint-level drops that
+ *        belong to no channel).
+ * @rail: a rail, or -1 for all rails.
+ * @out: the sums.
  */
 void bspe_stats_get(const struct bspe_ep *ep, int chan, int rail,
 		    struct bspe_stats *out);
 
-/* Current smoothed round-trip estimate for @chan in ns. */
+/**
+ * bspe_chan_rtt() - round-trip estimate of a channel
+ * @ep: the endpoint.
+ * @chan: the channel.
+ *
+ * Return: the current smoothed round-trip estimate for @chan in ns.
+ */
 u64 bspe_chan_rtt(const struct bspe_ep *ep, int chan);
 
-/* Number of live rails to @node as the endpoint sees them. */
+/**
+ * bspe_live_rails() - live rails to a node
+ * @ep: the endpoint.
+ * @node: the remote node.
+ *
+ * Return: the number of live rails to @node as the endpoint sees them.
+ */
 u32 bspe_live_rails(const struct bspe_ep *ep, u32 node);
 
-/* Name of a drop reason, for /proc and tools ("truncated", ...). */
+/**
+ * bspe_drop_name() - name of a drop reason
+ * @reason: the reason.
+ *
+ * Return: its name for /proc and tools ("truncated", ...).
+ */
 const char *bspe_drop_name(enum bspe_drop reason);
 
 #ifdef __cplusplus

@@ -41,8 +41,8 @@ if ! make -s -C "$top" install DESTDIR="$stage" PREFIX="$prefix" >"$work/install
 	echo "install: $pass passed, $fail failed"
 	exit 1
 fi
-outside=$(cd "$stage" && find . -mindepth 1 ! -path ".${prefix}/*" ! -path . |
-	grep -vxE "\.(/opt|/opt/afbsp)" || true)
+outside=$(cd "$stage" && { find . -mindepth 1 ! -path ".${prefix}/*" ! -path . |
+	grep -vxE "\.(/opt|/opt/afbsp)" || true; })
 if [ -z "$outside" ]; then ok "make install wrote only under DESTDIR/PREFIX"; else bad "written outside $prefix: $outside"; fi
 
 want=(bin/bsprun bin/bspcc bin/bspc++ bin/bspprobe bin/bsp-ss bin/bsp-fault bin/bspprof
@@ -148,7 +148,7 @@ done
 if [ ${#nopage[@]} -eq 0 ]; then ok "every function of bsp.h and bsc.h has a section-3 page"; else bad "no man page for: ${nopage[*]}"; fi
 
 # ---- 4. dkms build ---------------------------------------------------------------------
-kver=$(ls -1 /lib/modules 2>/dev/null | while read -r v; do [ -d "/lib/modules/$v/build" ] && echo "$v"; done | sort -V | tail -n 1)
+kver=$(for d in /lib/modules/*/build; do [ -d "$d" ] && basename "$(dirname "$d")"; done | sort -V | tail -n 1)
 if ! command -v dkms >/dev/null; then
 	echo "SKIP: dkms build: dkms is not installed (make deps installs it)"
 elif [ -z "$kver" ]; then

@@ -36,7 +36,7 @@ skip() {
 for t in munged slurmctld slurmd srun sbatch scontrol sinfo; do
 	command -v "$t" >/dev/null || skip "$t is not installed (make deps installs slurm-wlm and munge)"
 done
-[ -x "$prog" ] && [ -x "$bsprun" ] || { bad "$prog or $bsprun missing (run make all)"; exit 1; }
+[[ -x $prog && -x $bsprun ]] || { bad "$prog or $bsprun missing (run make all)"; exit 1; }
 
 # munged requires every directory above its socket to be searchable by all.
 dir=$(mktemp -d "${TMPDIR:-/tmp}/bsp-slurm.XXXXXX")
@@ -84,7 +84,9 @@ free_port() {
 	done
 	return 1
 }
-ctld_port=$(free_port) && slurmd_port=$(free_port) || skip "no free TCP port in 20000-29999"
+if ! { ctld_port=$(free_port) && slurmd_port=$(free_port); }; then
+	skip "no free TCP port in 20000-29999"
+fi
 [ "$ctld_port" != "$slurmd_port" ] || slurmd_port=$((ctld_port + 1))
 host=$(hostname -s)
 

@@ -59,7 +59,7 @@ measure()
 	sleep 0.3
 	rtt=$(ip netns exec n0 "$BENCH" ping 2 7501 30 8 | sed -n 's/.* half_rtt_us=\([0-9.]*\).*/\1/p')
 	wait
-	[ -n "$secs" ] && [ -n "$pkts" ] && [ -n "$rtt" ] || fail "measurement $1"
+	[[ -n $secs && -n $pkts && -n $rtt ]] || fail "measurement $1"
 	python3 -c "print('%.2f %s %s' % ($secs * 1e6 / $pkts, '$mbit', '$rtt'))"
 }
 

@@ -39,7 +39,7 @@ shape()
 throughput()
 {
 	local size=$2 count=$((VOLUME / $2)) out
-	local pacing=$(($1 * RATE_MBIT * 1000000 / 8 * 95 / 100))
+	local pacing=$(($1 * RATE_MBIT * 1000000 * 95 / 800))
 
 	ip netns exec n1 "$BENCH" sink 7500 "$count" "$size" >/tmp/bench.sink 2>&1 &
 	sleep 0.3

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Helpers for the af_bsp VM cases (tests/vm/cases/kernel_*.sh), sourced
 # after tests/vm/lib/assert.sh:
 #
@@ -42,8 +43,10 @@ find_built()
 {
 	local f=$BSPVM_REPO/build/default/$1
 
+	# The newest of build/<tree>/PATH: tree names are ours (no spaces or newlines).
+	# shellcheck disable=SC2012
 	[ -x "$f" ] || f=$(ls -t "$BSPVM_REPO"/build/*/"$1" 2>/dev/null | head -n 1)
-	[ -n "$f" ] && [ -x "$f" ] || fail "$1 not built (cmake --build build/default)"
+	[ -x "$f" ] || fail "$1 not built (cmake --build build/default)"
 	echo "$f"
 }
 

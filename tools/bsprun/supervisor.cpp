@@ -227,11 +227,7 @@ int Supervisor::run() {
     loop();
     if (outcome_) {
         // No orphans: whatever is left in the processes' groups goes with the job.
-        for (auto &c : children_) {
-            if (c.os_pid > 0) {
-                ::kill(-c.os_pid, SIGKILL);
-            }
-        }
+        kill_groups();
     }
     coordinator_->close_all();
     remove_rendezvous();
@@ -365,135 +361,155 @@ bool Supervisor::start(Child &child, UniqueFd stdin_fd) {
 }
 
 void Supervisor::loop() {
-    std::vector<pollfd> fds;
     while (!all_done()) {
-        fds.clear();
-        fds.push_back({signal_fd_.get(), POLLIN, 0});
-        std::size_t stdin_index = 0, stdin_pipe_index = 0;
-        if (stdin_pipe_) {
-            if (stdin_buffer_.empty() && !stdin_eof_) {
-                stdin_index = fds.size();
-                fds.push_back({STDIN_FILENO, POLLIN, 0});
-            } else if (!stdin_buffer_.empty()) {
-                stdin_pipe_index = fds.size();
-                fds.push_back({stdin_pipe_.get(), POLLOUT, 0});
-            }
-        }
-        std::size_t relay_start = fds.size();
-        std::vector<OutputRelay *> relays;
-        for (auto &c : children_) {
-            for (OutputRelay *r : {c.out.get(), c.err.get()}) {
-                if (r != nullptr && r->open()) {
-                    relays.push_back(r);
-                    fds.push_back({r->fd(), POLLIN, 0});
-                }
-            }
-        }
-        std::size_t coordinator_start = fds.size();
-        coordinator_->append_pollfds(fds);
-
-        std::optional<Clock::time_point> wake;
-        auto consider = [&wake](std::optional<Clock::time_point> t) {
-            if (t && (!wake || *t < *wake)) {
-                wake = t;
-            }
-        };
-        consider(kill_at_);
-        consider(deadline_);
-        consider(drain_until_);
-        consider(coordinator_->next_deadline());
-        for (OutputRelay *r : relays) {
-            Clock::time_point due;
-            if (r->partial_due(due)) {
-                consider(due);
-            }
-        }
-        int timeout = -1;
-        if (wake) {
-            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now());
-            // Clamped: a --timeout of up to kMaxSeconds is more milliseconds than an int holds.
-            timeout = static_cast<int>(
-                std::clamp<long long>(ms.count() + 1, 0, std::numeric_limits<int>::max()));
-        }
-        int n = ::poll(fds.data(), fds.size(), timeout);
+        PollSet set = poll_set();
+        int n = ::poll(set.fds.data(), set.fds.size(), poll_timeout(set));
         if (n < 0 && errno != EINTR) {
             throw errno_error("poll");
         }
         if (n > 0) {
-            if (fds[0].revents != 0) {
-                signalfd_siginfo si;
-                while (::read(signal_fd_.get(), &si, sizeof si) == sizeof si) {
-                    if (si.ssi_signo == SIGCHLD) {
-                        reap_children();
-                    } else {
-                        on_signal(static_cast<int>(si.ssi_signo));
-                    }
-                }
+            dispatch(set);
+        }
+        on_timers(set, Clock::now());
+    }
+}
+
+// What to wait for: the signalfd (always index 0), standard input or the pipe to process 0,
+// every open output relay, and the coordinator's sockets.
+Supervisor::PollSet Supervisor::poll_set() {
+    PollSet set;
+    set.fds.push_back({signal_fd_.get(), POLLIN, 0});
+    if (stdin_pipe_) {
+        if (stdin_buffer_.empty() && !stdin_eof_) {
+            set.stdin_index = set.fds.size();
+            set.fds.push_back({STDIN_FILENO, POLLIN, 0});
+        } else if (!stdin_buffer_.empty()) {
+            set.stdin_pipe_index = set.fds.size();
+            set.fds.push_back({stdin_pipe_.get(), POLLOUT, 0});
+        }
+    }
+    set.relay_start = set.fds.size();
+    for (auto &c : children_) {
+        for (OutputRelay *r : {c.out.get(), c.err.get()}) {
+            if (r != nullptr && r->open()) {
+                set.relays.push_back(r);
+                set.fds.push_back({r->fd(), POLLIN, 0});
             }
-            if (stdin_index != 0 && fds[stdin_index].revents != 0) {
-                forward_stdin_readable();
+        }
+    }
+    set.coordinator_start = set.fds.size();
+    coordinator_->append_pollfds(set.fds);
+    return set;
+}
+
+// The poll timeout in milliseconds until the next wake-up (-1: none): the kill, the time
+// limit, the end of draining, the coordinator's deadline, or a relay's partial line.
+int Supervisor::poll_timeout(const PollSet &set) const {
+    std::optional<Clock::time_point> wake;
+    auto consider = [&wake](std::optional<Clock::time_point> t) {
+        if (t && (!wake || *t < *wake)) {
+            wake = t;
+        }
+    };
+    consider(kill_at_);
+    consider(deadline_);
+    consider(drain_until_);
+    consider(coordinator_->next_deadline());
+    for (OutputRelay *r : set.relays) {
+        Clock::time_point due;
+        if (r->partial_due(due)) {
+            consider(due);
+        }
+    }
+    if (!wake) {
+        return -1;
+    }
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now());
+    // Clamped: a --timeout of up to kMaxSeconds is more milliseconds than an int holds.
+    return static_cast<int>(
+        std::clamp<long long>(ms.count() + 1, 0, std::numeric_limits<int>::max()));
+}
+
+// Handles what poll reported ready in @set.
+void Supervisor::dispatch(PollSet &set) {
+    const std::vector<pollfd> &fds = set.fds;
+    if (fds[0].revents != 0) {
+        signalfd_siginfo si;
+        while (::read(signal_fd_.get(), &si, sizeof si) == sizeof si) {
+            if (si.ssi_signo == SIGCHLD) {
+                reap_children();
+            } else {
+                on_signal(static_cast<int>(si.ssi_signo));
             }
-            if (stdin_pipe_index != 0 && fds[stdin_pipe_index].revents != 0) {
-                forward_stdin_writable();
-            }
-            for (std::size_t i = 0; i < relays.size(); ++i) {
-                if (fds[relay_start + i].revents != 0) {
-                    relays[i]->on_readable();
-                }
-            }
-            for (std::size_t i = coordinator_start; i < fds.size(); ++i) {
-                if (fds[i].revents != 0) {
-                    coordinator_->handle(fds[i]);
+        }
+    }
+    if (set.stdin_index != 0 && fds[set.stdin_index].revents != 0) {
+        forward_stdin_readable();
+    }
+    if (set.stdin_pipe_index != 0 && fds[set.stdin_pipe_index].revents != 0) {
+        forward_stdin_writable();
+    }
+    for (std::size_t i = 0; i < set.relays.size(); ++i) {
+        if (fds[set.relay_start + i].revents != 0) {
+            set.relays[i]->on_readable();
+        }
+    }
+    for (std::size_t i = set.coordinator_start; i < fds.size(); ++i) {
+        if (fds[i].revents != 0) {
+            coordinator_->handle(fds[i]);
+        }
+    }
+}
+
+// The timers due at @now: partial output lines, the coordinator's, the time limit, a
+// process that exited 0 without joining, the kill after teardown, the end of draining.
+void Supervisor::on_timers(const PollSet &set, Clock::time_point now) {
+    for (OutputRelay *r : set.relays) {
+        Clock::time_point due;
+        if (r->open() && r->partial_due(due) && due <= now) {
+            r->flush_partial();
+        }
+    }
+    coordinator_->on_time(now);
+    if (deadline_ && now >= *deadline_) {
+        deadline_.reset();
+        std::string s = std::to_string(*options_.timeout);
+        s.erase(s.find_last_not_of('0') + 1);
+        if (s.back() == '.') {
+            s.pop_back();
+        }
+        end_job({-1, 124, "bsprun: time limit of " + s + " s exceeded; job ended"});
+    }
+    if (zero_exit_unjoined_ && coordinator_->joined_count() > 0) {
+        zero_exit_unjoined_ = false;
+        end_job({zero_exit_pid_, 1,
+                 "bsprun: process " + std::to_string(zero_exit_pid_) +
+                     " exited without joining the job (it never called bsp_begin)"});
+    }
+    if (kill_at_ && now >= *kill_at_) {
+        kill_at_.reset();
+        kill_groups();
+    }
+    if (drain_until_ && now >= *drain_until_) {
+        // Every process has ended; whatever still holds their pipes open (a
+        // background grandchild left in its process group) is ended too.
+        drain_until_.reset();
+        kill_groups();
+        for (auto &c : children_) {
+            for (OutputRelay *r : {c.out.get(), c.err.get()}) {
+                if (r != nullptr && r->open()) {
+                    r->close();
                 }
             }
         }
-        auto now = Clock::now();
-        for (OutputRelay *r : relays) {
-            Clock::time_point due;
-            if (r->open() && r->partial_due(due) && due <= now) {
-                r->flush_partial();
-            }
-        }
-        coordinator_->on_time(now);
-        if (deadline_ && now >= *deadline_) {
-            deadline_.reset();
-            std::string s = std::to_string(*options_.timeout);
-            s.erase(s.find_last_not_of('0') + 1);
-            if (s.back() == '.') {
-                s.pop_back();
-            }
-            end_job({-1, 124, "bsprun: time limit of " + s + " s exceeded; job ended"});
-        }
-        if (zero_exit_unjoined_ && coordinator_->joined_count() > 0) {
-            zero_exit_unjoined_ = false;
-            end_job({zero_exit_pid_, 1,
-                     "bsprun: process " + std::to_string(zero_exit_pid_) +
-                         " exited without joining the job (it never called bsp_begin)"});
-        }
-        if (kill_at_ && now >= *kill_at_) {
-            kill_at_.reset();
-            for (auto &c : children_) {
-                if (c.os_pid > 0) {
-                    ::kill(-c.os_pid, SIGKILL);
-                }
-            }
-        }
-        if (drain_until_ && now >= *drain_until_) {
-            // Every process has ended; whatever still holds their pipes open (a
-            // background grandchild left in its process group) is ended too.
-            drain_until_.reset();
-            for (auto &c : children_) {
-                if (c.os_pid > 0) {
-                    ::kill(-c.os_pid, SIGKILL);
-                }
-            }
-            for (auto &c : children_) {
-                for (OutputRelay *r : {c.out.get(), c.err.get()}) {
-                    if (r != nullptr && r->open()) {
-                        r->close();
-                    }
-                }
-            }
+    }
+}
+
+// SIGKILL to the process group of every process started.
+void Supervisor::kill_groups() {
+    for (auto &c : children_) {
+        if (c.os_pid > 0) {
+            ::kill(-c.os_pid, SIGKILL);
         }
     }
 }
@@ -619,11 +635,7 @@ void Supervisor::signal_groups(int sig, bool only_unjoined) {
 void Supervisor::on_signal(int sig) {
     ++signals_seen_;
     if (signals_seen_ > 1) {
-        for (auto &c : children_) {
-            if (c.os_pid > 0) {
-                ::kill(-c.os_pid, SIGKILL);
-            }
-        }
+        kill_groups();
         return;
     }
     signal_groups(sig, false);

@@ -2,6 +2,7 @@
 // relays their output and standard input, and ends them all when one fails.
 #pragma once
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -37,7 +38,19 @@ class Supervisor {
     std::string open_rendezvous();
     void start_all(const JobPlan &plan);
     bool start(Child &child, bsp::launch::UniqueFd stdin_fd);
+    // One poll of loop(): the descriptors, where each group starts in fds.
+    struct PollSet {
+        std::vector<pollfd> fds;
+        std::size_t stdin_index = 0, stdin_pipe_index = 0;  // 0: not polled
+        std::size_t relay_start = 0, coordinator_start = 0;
+        std::vector<OutputRelay *> relays;  // fds[relay_start + i] is relays[i]
+    };
     void loop();
+    PollSet poll_set();
+    int poll_timeout(const PollSet &set) const;
+    void dispatch(PollSet &set);
+    void on_timers(const PollSet &set, Clock::time_point now);
+    void kill_groups();
     void reap_children();
     void on_child_exit(Child &child);
     bsp::launch::Outcome describe_loss(int pid);

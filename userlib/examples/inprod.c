@@ -21,8 +21,9 @@ static void spmd(void)
     x = malloc((size_t)(local_n > 0 ? local_n : 1) * sizeof(double));
     y = malloc((size_t)(local_n > 0 ? local_n : 1) * sizeof(double));
     partial = calloc((size_t)p, sizeof(double));
-    if (!x || !y || !partial)
+    if (!x || !y || !partial) {
         bsp_abort("inprod: process %d cannot allocate %ld elements", s, local_n);
+    }
     for (i = 0; i < local_n; i++) {
         long g = s + i * p;
         x[i] = (double)(g % 7 + 1);
@@ -31,19 +32,23 @@ static void spmd(void)
     bsp_push_reg(partial, p * (int)sizeof(double));
     bsp_sync();
 
-    for (i = 0; i < local_n; i++)
+    for (i = 0; i < local_n; i++) {
         sum += x[i] * y[i];
-    for (t = 0; t < p; t++)
+    }
+    for (t = 0; t < p; t++) {
         bsp_put(t, &sum, partial, s * (int)sizeof(double), sizeof(double));
+    }
     bsp_sync();
-    for (t = 0; t < p; t++)
+    for (t = 0; t < p; t++) {
         alpha += partial[t];
+    }
     bsp_pop_reg(partial);
 
     if (s == 0) {
         double check = 0.0;
-        for (i = 0; i < n; i++)
+        for (i = 0; i < n; i++) {
             check += (double)(i % 7 + 1) * (double)(i % 5 + 1);
+        }
         printf("inner product of n=%ld on %d processes: %.0f (%s)\n", n, p, alpha,
                alpha == check ? "correct" : "WRONG");
     }
@@ -57,8 +62,9 @@ int main(int argc, char **argv)
 {
     /* Before bsp_init: under a launcher the processes other than 0 run only the SPMD
      * part, so every process reads the argument here. */
-    if (argc > 1)
+    if (argc > 1) {
         n = atol(argv[1]);
+    }
     if (n < 1) {
         fprintf(stderr, "usage: inprod [n >= 1]\n");
         return 2;

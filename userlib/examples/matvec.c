@@ -26,10 +26,12 @@ static void spmd(void)
     y = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(long));
     xfull = malloc((size_t)n * sizeof(long));
     yfull = malloc((size_t)n * sizeof(long));
-    if (!x || !y || !xfull || !yfull)
+    if (!x || !y || !xfull || !yfull) {
         bsp_abort("matvec: process %d out of memory", s);
-    for (i = 0; i < rows; i++)
+    }
+    for (i = 0; i < rows; i++) {
         x[i] = x_j(first + i); /* x distributed like the rows */
+    }
     bsp_push_reg(x, rows * (int)sizeof(long));
     bsp_push_reg(yfull, n * (int)sizeof(long));
     bsp_sync();
@@ -42,8 +44,9 @@ static void spmd(void)
 
     for (i = 0; i < rows; i++) {
         long sum = 0;
-        for (j = 0; j < n; j++)
+        for (j = 0; j < n; j++) {
             sum += a_ij(first + i, j) * xfull[j];
+        }
         y[i] = sum;
     }
     bsp_hpput(0, y, yfull, first * (int)sizeof(long), rows * (int)sizeof(long));
@@ -52,8 +55,9 @@ static void spmd(void)
     if (s == 0) {
         for (i = 0; i < n; i++) {
             long sum = 0;
-            for (j = 0; j < n; j++)
+            for (j = 0; j < n; j++) {
                 sum += a_ij(i, j) * x_j(j);
+            }
             ok = ok && sum == yfull[i];
             checksum += (long)(i % 17 + 1) * yfull[i];
         }
@@ -74,8 +78,9 @@ int main(int argc, char **argv)
 {
     /* Before bsp_init: under a launcher the processes other than 0 run only the SPMD
      * part, so every process reads the argument here. */
-    if (argc > 1)
+    if (argc > 1) {
         n = atoi(argv[1]);
+    }
     if (n < 1 || n > 20000) {
         fprintf(stderr, "usage: matvec [n, 1..20000]\n");
         return 2;

@@ -35,8 +35,9 @@ static void spmd(void)
     sums = calloc((size_t)p * 2, sizeof(unsigned long long));
     counts = calloc((size_t)p, sizeof(long));
     all_bounds = calloc((size_t)p * 2, sizeof(unsigned));
-    if (!keys || !samples || !splitters || !sums || !counts || !all_bounds)
+    if (!keys || !samples || !splitters || !sums || !counts || !all_bounds) {
         bsp_abort("sort: process %d out of memory", s);
+    }
 
     state = 12345u + 7919u * (unsigned)s;
     for (i = 0; i < per_process; i++) {
@@ -53,40 +54,46 @@ static void spmd(void)
     for (t = 0; t < p; t++) {
         unsigned sample[64];
         int k;
-        for (k = 0; k < p && k < 64; k++)
+        for (k = 0; k < p && k < 64; k++) {
             sample[k] = keys[(long)k * per_process / p];
+        }
         bsp_put(t, sample, samples, s * p * (int)sizeof(unsigned), p * (int)sizeof(unsigned));
     }
     bsp_sync();
 
     qsort(samples, (size_t)p * (size_t)p, sizeof(unsigned), cmp_uint);
-    for (t = 1; t < p; t++)
+    for (t = 1; t < p; t++) {
         splitters[t - 1] = samples[t * p];
+    }
     /* Send each bucket as one message, tagged with the sender. */
     i = 0;
     for (t = 0; t < p; t++) {
         int start = i;
-        while (i < per_process && (t == p - 1 || keys[i] < splitters[t]))
+        while (i < per_process && (t == p - 1 || keys[i] < splitters[t])) {
             i++;
+        }
         bsp_send(t, &s, keys + start, (i - start) * (int)sizeof(unsigned));
     }
     bsp_sync();
 
     bsp_qsize(&nmsg, &bytes);
     mine = malloc((size_t)bytes + sizeof(unsigned));
-    if (!mine)
+    if (!mine) {
         bsp_abort("sort: process %d cannot receive %d bytes", s, bytes);
+    }
     for (;;) {
         int src;
         bsp_get_tag(&status, &src);
-        if (status < 0)
+        if (status < 0) {
             break;
+        }
         bsp_move((char *)mine + count * (long)sizeof(unsigned), status);
         count += status / (int)sizeof(unsigned);
     }
     qsort(mine, (size_t)count, sizeof(unsigned), cmp_uint);
-    for (i = 0; i < count; i++)
+    for (i = 0; i < count; i++) {
         sum_out += mine[i];
+    }
 
     /* Check: global order, no key lost or duplicated (count and sum). */
     bounds[0] = count ? mine[0] : 0xffffffffu;
@@ -108,8 +115,9 @@ static void spmd(void)
             total_in += sums[2 * t];
             total_out += sums[2 * t + 1];
             if (counts[t] > 0) {
-                if (all_bounds[2 * t] < prev_max)
+                if (all_bounds[2 * t] < prev_max) {
                     ok = 0;
+                }
                 prev_max = all_bounds[2 * t + 1];
             }
         }
@@ -135,8 +143,9 @@ int main(int argc, char **argv)
 {
     /* Before bsp_init: under a launcher the processes other than 0 run only the SPMD
      * part, so every process reads the argument here. */
-    if (argc > 1)
+    if (argc > 1) {
         per_process = atoi(argv[1]);
+    }
     if (per_process < 1 || per_process > 100000000) {
         fprintf(stderr, "usage: sort [keys per process, 1..1e8]\n");
         return 2;

@@ -33,25 +33,33 @@ static double measure_s(void)
         x[i] = 1.0 + i % 3;
         y[i] = 2.0 - i % 5;
     }
-    for (i = 0; i < M; i++)
+    for (i = 0; i < M; i++) {
         for (j = 0; j < M; j++) {
             a[i][j] = (i + j) % 7;
             b[i][j] = (i * j) % 5;
             c[i][j] = 0.0;
         }
+    }
     t0 = bsp_time();
-    for (r = 0; r < 10; r++)
-        for (i = 0; i < N; i++)
+    for (r = 0; r < 10; r++) {
+        for (i = 0; i < N; i++) {
             sum += x[i] * y[i];
+        }
+    }
     t1 = bsp_time();
-    for (r = 0; r < 3; r++)
-        for (i = 0; i < M; i++)
-            for (k = 0; k < M; k++)
-                for (j = 0; j < M; j++)
+    for (r = 0; r < 3; r++) {
+        for (i = 0; i < M; i++) {
+            for (k = 0; k < M; k++) {
+                for (j = 0; j < M; j++) {
                     c[i][j] += a[i][k] * b[k][j];
+                }
+            }
+        }
+    }
     t2 = bsp_time();
-    if (sum == -1.0 || c[1][1] == -1.0) /* keep the work */
+    if (sum == -1.0 || c[1][1] == -1.0) { /* keep the work */
         printf("impossible\n");
+    }
     return 0.5 * (2.0 * N * 10 / (t1 - t0) + 2.0 * M * M * M * 3 / (t2 - t1)) / 1e6;
 }
 
@@ -61,8 +69,9 @@ static double measure_l(void)
     double t0;
     bsp_sync();
     t0 = bsp_time();
-    for (i = 0; i < reps; i++)
+    for (i = 0; i < reps; i++) {
         bsp_sync();
+    }
     return (bsp_time() - t0) / reps;
 }
 
@@ -95,16 +104,21 @@ static void measure(void)
     const int nh = 4096;
     double num = 0.0, den = 0.0, g_inf;
 
+    /* The n1/2 exchanges send nh words per process whatever -h says. */
+    const int words = h_words > nh ? h_words : nh;
+
     bsp_begin(bsp_nprocs());
     p = bsp_nprocs();
     s = bsp_pid();
-    src = malloc((size_t)h_words * sizeof(int));
-    dst = malloc((size_t)h_words * (size_t)p * sizeof(int));
-    if (!src || !dst)
+    src = malloc((size_t)words * sizeof(int));
+    dst = malloc((size_t)words * (size_t)p * sizeof(int));
+    if (!src || !dst) {
         bsp_abort("bspprobe: process %d out of memory", s);
-    for (i = 0; i < h_words; i++)
+    }
+    for (i = 0; i < words; i++) {
         src[i] = i ^ s;
-    bsp_push_reg(dst, h_words * p * (int)sizeof(int));
+    }
+    bsp_push_reg(dst, words * p * (int)sizeof(int));
     bsp_sync();
 
     rate = measure_s();
@@ -121,8 +135,9 @@ static void measure(void)
         int n = 0, largest = -1;
         for (i = 0; i < (int)(sizeof sizes / sizeof sizes[0]); i++) {
             int reps = sizes[i] < 16 ? 3 : 10;
-            if (sizes[i] * (p > 1 ? p - 1 : 1) > nh)
+            if (sizes[i] * (p > 1 ? p - 1 : 1) > nh) {
                 break;
+            }
             t = superstep_time(src, dst, nh, sizes[i], 0, reps);
             gx[i] = (t - l) / nh;
             largest = i;
@@ -135,9 +150,10 @@ static void measure(void)
             den += invx * invx;
         }
     }
-    if (s == 0)
+    if (s == 0) {
         printf("RESULT %d %.3f %.3f %.6f %.6f %.2f\n", p, rate, l * 1e6, g_local * 1e6,
                g_global * 1e6, den > 0 ? (num / den > 0 ? num / den : 0.0) : 0.0);
+    }
     bsp_pop_reg(dst);
     bsp_sync();
     free(src);
@@ -156,8 +172,9 @@ static int run_measure(const char *self, int p, int combine, struct row *out)
     char buf[512], hs[32], ps[16];
     ssize_t n, got = 0;
     pid_t child;
-    if (pipe(fd) != 0)
+    if (pipe(fd) != 0) {
         return -1;
+    }
     child = fork();
     if (child == 0) {
         close(fd[0]);
@@ -172,13 +189,15 @@ static int run_measure(const char *self, int p, int combine, struct row *out)
         _exit(127);
     }
     close(fd[1]);
-    while ((n = read(fd[0], buf + got, sizeof buf - 1 - (size_t)got)) > 0)
+    while ((n = read(fd[0], buf + got, sizeof buf - 1 - (size_t)got)) > 0) {
         got += n;
+    }
     buf[got] = '\0';
     close(fd[0]);
     waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         return -1;
+    }
     return sscanf(buf, "RESULT %d %lf %lf %lf %lf %lf", &out->p, &out->s, &out->l_us, &out->gl_us,
                   &out->gg_us, &out->n_half) == 6
                ? 0
@@ -191,13 +210,13 @@ int main(int argc, char **argv)
     const char *plist = "1,2,4,8";
     int measure_mode = 0;
     for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--measure") == 0)
+        if (strcmp(argv[i], "--measure") == 0) {
             measure_mode = 1;
-        else if (strcmp(argv[i], "-h") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "-h") == 0 && i + 1 < argc) {
             h_words = atoi(argv[++i]);
-        else if (strcmp(argv[i], "-p") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "-p") == 0 && i + 1 < argc) {
             plist = argv[++i];
-        else {
+        } else {
             fprintf(stderr, "usage: bspprobe [-p 1,2,4,8] [-h words] | --measure [-h words]\n");
             return 2;
         }
@@ -219,8 +238,9 @@ int main(int argc, char **argv)
         }
         np++;
         c = strchr(c, ',');
-        if (!c)
+        if (!c) {
             break;
+        }
         c++;
     }
     printf("BSP machine parameters measured by bspprobe ([SHM97], Table 2 layout)\n");

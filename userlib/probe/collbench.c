@@ -53,8 +53,9 @@ static const char *alg_name[] = {"direct", "two-phase", "tree", "auto"};
 static int ceil_log2(int n)
 {
     int r = 0;
-    while ((1 << r) < n)
+    while ((1 << r) < n) {
         ++r;
+    }
     return r;
 }
 
@@ -62,14 +63,17 @@ static int ceil_log2(int n)
 static double model(int coll, int alg, int n, double s)
 {
     const double g = bsc_g(), l = bsc_L(), lg = ceil_log2(n);
-    if (n <= 1)
+    if (n <= 1) {
         return 0;
+    }
     switch (coll) {
         case BCAST:
-            if (alg == TWOPHASE)
+            if (alg == TWOPHASE) {
                 return 2 * l + g * (n - 1) * (2 * floor(s / n) + fmod(s, n));
-            if (alg == TREE)
+            }
+            if (alg == TREE) {
                 return lg * (l + g * s);
+            }
             return l + g * s * (n - 1);
         case REDUCE:
             return alg == TREE ? (lg + 1) * (l + g * s) : l + g * s * (n - 1);
@@ -133,7 +137,7 @@ int main(int argc, char **argv)
                "model (us): direct 2-phase tree", "measured (us): direct 2-phase tree",
                "choice", "auto (us)", "best / auto");
     }
-    for (int c = 0; c < NCOLL; ++c)
+    for (int c = 0; c < NCOLL; ++c) {
         for (int si = 0; si < 4; ++si) {
             const int size = sizes[si];
             double t[NALG], m[NALG];
@@ -141,19 +145,23 @@ int main(int argc, char **argv)
             for (int a = 0; a < NALG; ++a) {
                 t[a] = -1;
                 m[a] = -1;
-                if (a == TWOPHASE && c != BCAST)
+                if (a == TWOPHASE && c != BCAST) {
                     continue;
+                }
                 if (a != AUTO) {
                     m[a] = model(c, a, p, size);
-                    if (m[a] < m[choice])
+                    if (m[a] < m[choice]) {
                         choice = a;
+                    }
                 }
                 t[a] = run(c, a, size, reps);
             }
             double best = -1;
-            for (int a = 0; a < AUTO; ++a)
-                if (t[a] >= 0 && (best < 0 || t[a] < best))
+            for (int a = 0; a < AUTO; ++a) {
+                if (t[a] >= 0 && (best < 0 || t[a] < best)) {
                     best = t[a];
+                }
+            }
             if (bsp_pid() == 0) {
                 char mm[3][16], tt[3][16];
                 for (int a = 0; a < 3; ++a) {
@@ -171,6 +179,7 @@ int main(int argc, char **argv)
                 fflush(stdout);
             }
         }
+    }
     bsp_pop_reg(tmp);
     bsp_pop_reg(dst);
     bsp_end();

@@ -30,22 +30,26 @@ static void spmd(void)
     in = malloc((size_t)nbytes * (size_t)p);
     mine = calloc((size_t)reps, sizeof(double));
     all = calloc((size_t)reps * (size_t)p, sizeof(double));
-    if (!out || !in || !mine || !all)
+    if (!out || !in || !mine || !all) {
         bsp_abort("exchange: process %d cannot allocate 2 x %d x %d bytes", s, p, nbytes);
+    }
     bsp_push_reg(in, nbytes * p);
     bsp_sync();
     elapsed = 0.0;
     for (r = 0; r < reps; r++) {
-        for (t = 0; t < p; t++)
-            for (i = 0; i < nbytes; i++)
+        for (t = 0; t < p; t++) {
+            for (i = 0; i < nbytes; i++) {
                 out[(size_t)t * nbytes + i] = pattern(s, t, r, i);
+            }
+        }
         memset(in, 0, (size_t)nbytes * (size_t)p);
         bsp_sync(); /* untimed: everybody starts together */
         t0 = bsp_time();
         for (t = 1; t < p; t++) {
             int dst = (s + t) % p;
-            if (cyclic && t != 1)
+            if (cyclic && t != 1) {
                 break;
+            }
             /* issued in pid order on purpose: the runtime's schedule decides the order */
             dst = cyclic ? dst : (t - 1 < s ? t - 1 : t);
             bsp_put(dst, out + (size_t)dst * nbytes, in, s * nbytes, nbytes);
@@ -53,16 +57,19 @@ static void spmd(void)
         bsp_sync();
         mine[r] = bsp_time() - t0;
         for (t = 0; t < p; t++) {
-            if (t == s || (cyclic && t != (s + p - 1) % p))
+            if (t == s || (cyclic && t != (s + p - 1) % p)) {
                 continue;
-            for (i = 0; i < nbytes; i++)
+            }
+            for (i = 0; i < nbytes; i++) {
                 bad += in[(size_t)t * nbytes + i] != pattern(t, s, r, i);
+            }
         }
     }
     {
         int *bads = calloc((size_t)p, sizeof(int));
-        if (!bads)
+        if (!bads) {
             bsp_abort("exchange: process %d cannot allocate %d ints", s, p);
+        }
         bsp_push_reg(bads, p * (int)sizeof(int));
         bsp_push_reg(all, reps * p * (int)sizeof(double));
         bsp_sync();
@@ -72,14 +79,17 @@ static void spmd(void)
         if (s == 0) {
             int total = 0;
             const char *sched = getenv("BSP_SCHEDULE");
-            for (t = 0; t < p; t++)
+            for (t = 0; t < p; t++) {
                 total += bads[t];
+            }
             elapsed = 0.0;
             for (r = 0; r < reps; r++) {
                 double slowest = 0.0;
-                for (t = 0; t < p; t++)
-                    if (all[t * reps + r] > slowest)
+                for (t = 0; t < p; t++) {
+                    if (all[t * reps + r] > slowest) {
                         slowest = all[t * reps + r];
+                    }
+                }
                 elapsed += slowest;
             }
             printf("exchange %s p=%d bytes=%d reps=%d schedule=%s: %.1f us/superstep, %s\n",
@@ -103,13 +113,13 @@ int main(int argc, char **argv)
 {
     int i;
     for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
             nbytes = atoi(argv[++i]);
-        else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {
             reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "-c") == 0)
+        } else if (strcmp(argv[i], "-c") == 0) {
             cyclic = 1;
-        else {
+        } else {
             fprintf(stderr, "usage: exchange [-n bytes per pair] [-r reps] [-c]\n");
             return 2;
         }

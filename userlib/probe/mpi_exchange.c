@@ -20,12 +20,13 @@ int main(int argc, char **argv)
     double t0, elapsed = 0.0;
     MPI_Init(&argc, &argv);
     for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
             nbytes = atoi(argv[++i]);
-        else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {
             reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "-c") == 0)
+        } else if (strcmp(argv[i], "-c") == 0) {
             cyclic = 1;
+        }
     }
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &s);
@@ -33,16 +34,19 @@ int main(int argc, char **argv)
     in = malloc((size_t)nbytes * (size_t)p);
     counts = malloc((size_t)p * sizeof(int));
     displs = malloc((size_t)p * sizeof(int));
-    if (!out || !in || !counts || !displs)
+    if (!out || !in || !counts || !displs) {
         MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     for (t = 0; t < p; t++) {
         counts[t] = t == s ? 0 : nbytes;
         displs[t] = t * nbytes;
     }
     for (r = 0; r < reps; r++) {
-        for (t = 0; t < p; t++)
-            for (i = 0; i < nbytes; i++)
+        for (t = 0; t < p; t++) {
+            for (i = 0; i < nbytes; i++) {
                 out[(size_t)t * nbytes + i] = pattern(s, t, r, i);
+            }
+        }
         memset(in, 0, (size_t)nbytes * (size_t)p);
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
@@ -58,17 +62,20 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD); /* a BSP superstep ends with a barrier too */
         elapsed += MPI_Wtime() - t0;
         for (t = 0; t < p; t++) {
-            if (t == s || (cyclic && t != (s + p - 1) % p))
+            if (t == s || (cyclic && t != (s + p - 1) % p)) {
                 continue;
-            for (i = 0; i < nbytes; i++)
+            }
+            for (i = 0; i < nbytes; i++) {
                 bad += in[(size_t)t * nbytes + i] != pattern(t, s, r, i);
+            }
         }
     }
     MPI_Reduce(&bad, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (s == 0)
+    if (s == 0) {
         printf("exchange %s p=%d bytes=%d reps=%d schedule=mpi: %.1f us/superstep, %s\n",
                cyclic ? "cyclic" : "total", p, nbytes, reps, elapsed / reps * 1e6,
                total == 0 ? "ok" : "CORRUPTED");
+    }
     free(out);
     free(in);
     free(counts);

@@ -36,7 +36,7 @@ for w in $words; do
     bytes=$((w * 8))
     reps=${REPS_SMALL:-200}
     [ "$w" -ge 65536 ] && reps=${REPS_LARGE:-20}
-    a= n= m=
+    a='' n='' m=''
     for _ in $(seq "${ROUNDS:-3}"); do
         a="$a $(BSP_NPROCS=$p BSP_TRANSPORT=udp "$dir/exchange" -n "$bytes" -r "$reps" | time_of)"
         n="$n $(BSP_NPROCS=$p BSP_TRANSPORT=udp BSP_UDP_AUTH=0 "$dir/exchange" -n "$bytes" \

@@ -33,9 +33,10 @@ std::string errno_text(int e) {
 int module_family() {
     std::ifstream f(BSP_FAMILY_PARAM_PATH);
     int family = 0;
-    if (!(f >> family))
+    if (!(f >> family)) {
         throw std::runtime_error("the af_bsp module is not loaded (" +
                                  std::string(BSP_FAMILY_PARAM_PATH) + " is missing)");
+    }
     return family;
 }
 
@@ -101,8 +102,9 @@ class AfBspTransport final : public Transport {
 AfBspEndpoint::AfBspEndpoint(int peers) {
     family_ = module_family();
     fd_ = socket(family_, SOCK_RDM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0)
+    if (fd_ < 0) {
         throw std::runtime_error("AF_BSP socket: " + errno_text(errno));
+    }
     // Every other process of the job gets a channel (the module's default table may be
     // smaller than a large job); sized before bind, when the kernel allocates it.
     __u32 chans = 0;
@@ -142,8 +144,9 @@ AfBspEndpoint::AfBspEndpoint(AfBspEndpoint &&o) noexcept
 }
 
 AfBspEndpoint::~AfBspEndpoint() {
-    if (fd_ >= 0)
+    if (fd_ >= 0) {
         close(fd_);
+    }
 }
 
 int AfBspEndpoint::release() {
@@ -170,12 +173,14 @@ AfBspTransport::AfBspTransport(AfBspEndpoint endpoint, launch::Session &session,
       pid_(session.pid()),
       control_fd_(session.control_fd()),
       rxbuf_(BSP_MSG_MAX) {
-    if (blobs.size() != static_cast<std::size_t>(session.nprocs()))
+    if (blobs.size() != static_cast<std::size_t>(session.nprocs())) {
         throw std::runtime_error("address exchange returned the wrong number of blobs");
+    }
     for (std::size_t p = 0; p < blobs.size(); ++p) {
         Reader r(blobs[p]);
-        if (r.get<std::uint32_t>() != kBlobMagic)
+        if (r.get<std::uint32_t>() != kBlobMagic) {
             throw std::runtime_error("process " + std::to_string(p) + " has no AF_BSP socket");
+        }
         const auto node = r.get<std::uint32_t>();
         const auto port = r.get<std::uint16_t>();
         peers_.push_back(address(family_, node, port));
@@ -192,8 +197,9 @@ AfBspTransport::AfBspTransport(AfBspEndpoint endpoint, launch::Session &session,
     group->count = static_cast<__u32>(peers_.size() - 1);
     std::size_t k = 0;
     for (std::size_t p = 0; p < peers_.size(); ++p) {
-        if (static_cast<int>(p) == pid_)
+        if (static_cast<int>(p) == pid_) {
             continue;
+        }
         group->members[k].node = peers_[p].sbsp_node;
         group->members[k].port = peers_[p].sbsp_port;
         ++k;
@@ -202,9 +208,10 @@ AfBspTransport::AfBspTransport(AfBspEndpoint endpoint, launch::Session &session,
 }
 
 void AfBspTransport::set(int opt, const void *v, socklen_t len, const char *what) {
-    if (setsockopt(fd_, SOL_BSP, opt, v, len) != 0)
+    if (setsockopt(fd_, SOL_BSP, opt, v, len) != 0) {
         throw std::runtime_error(std::string("AF_BSP setsockopt ") + what + ": " +
                                  errno_text(errno));
+    }
 }
 
 bool AfBspTransport::try_send(const Pending &p) {
@@ -226,23 +233,28 @@ bool AfBspTransport::try_send(const Pending &p) {
         const __u32 f = p.flags;
         std::memcpy(CMSG_DATA(c), &f, sizeof f);
     }
-    if (sendmsg(fd_, &mh, MSG_DONTWAIT) >= 0)
+    if (sendmsg(fd_, &mh, MSG_DONTWAIT) >= 0) {
         return true;
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
         return false;
+    }
     throw std::runtime_error("AF_BSP send to process " + std::to_string(p.dst) + ": " +
                              errno_text(errno));
 }
 
 void AfBspTransport::send(int dst, std::vector<std::byte> message, unsigned flags) {
     std::uint32_t f = 0;
-    if (flags & kSync)
+    if (flags & kSync) {
         f |= BSP_SEND_SYNC;
-    if (flags & kLast)
+    }
+    if (flags & kLast) {
         f |= BSP_SEND_LAST;
+    }
     out_.push_back({dst, std::move(message), f});
-    while (!out_.empty() && try_send(out_.front()))
+    while (!out_.empty() && try_send(out_.front())) {
         out_.pop_front();
+    }
 }
 
 // A message of this (unconnected) socket failed: the kernel reports it on the error queue
@@ -255,8 +267,9 @@ void AfBspTransport::check_send_failure() {
     mh.msg_namelen = sizeof to;
     mh.msg_control = cbuf;
     mh.msg_controllen = sizeof cbuf;
-    if (recvmsg(fd_, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+    if (recvmsg(fd_, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
         return;
+    }
     int err = EIO;
     for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
         if (c->cmsg_level == SOL_BSP && c->cmsg_type == BSP_CMSG_ERR) {
@@ -286,15 +299,18 @@ bool AfBspTransport::drain_incoming() {
                 check_send_failure();
                 return true;
             }
-            if (errno == EINTR)
+            if (errno == EINTR) {
                 return true;
+            }
             throw std::runtime_error("AF_BSP receive: " + errno_text(errno));
         }
-        if (mh.msg_flags & MSG_TRUNC)
+        if (mh.msg_flags & MSG_TRUNC) {
             throw std::runtime_error("AF_BSP receive: message larger than BSP_MSG_MAX");
+        }
         auto it = pid_of_.find(key(from.sbsp_node, from.sbsp_port));
-        if (it == pid_of_.end())
+        if (it == pid_of_.end()) {
             continue;  // not a member of this job
+        }
         Received r;
         r.src = it->second;
         r.bytes.assign(rxbuf_.begin(), rxbuf_.begin() + n);
@@ -304,8 +320,9 @@ bool AfBspTransport::drain_incoming() {
 
 std::optional<Received> AfBspTransport::receive() {
     for (;;) {
-        while (!out_.empty() && try_send(out_.front()))
+        while (!out_.empty() && try_send(out_.front())) {
             out_.pop_front();
+        }
         if (!ready_.empty()) {
             Received r = std::move(ready_.front());
             ready_.pop_front();
@@ -314,26 +331,33 @@ std::optional<Received> AfBspTransport::receive() {
         pollfd fds[2] = {{fd_, static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT)), 0},
                          {control_fd_, POLLIN, 0}};
         const nfds_t nfds = control_fd_ >= 0 ? 2 : 1;
-        if (poll(fds, nfds, -1) < 0 && errno != EINTR)
+        if (poll(fds, nfds, -1) < 0 && errno != EINTR) {
             throw std::runtime_error("poll: " + errno_text(errno));
-        if (nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+        }
+        if (nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             return std::nullopt;
-        if (fds[0].revents & (POLLIN | POLLERR))
+        }
+        if (fds[0].revents & (POLLIN | POLLERR)) {
             drain_incoming();
+        }
     }
 }
 
 void AfBspTransport::flush_sends() {
     while (!out_.empty()) {
-        while (!out_.empty() && try_send(out_.front()))
+        while (!out_.empty() && try_send(out_.front())) {
             out_.pop_front();
-        if (out_.empty())
+        }
+        if (out_.empty()) {
             break;
+        }
         pollfd p{fd_, POLLIN | POLLOUT, 0};
-        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+        if (poll(&p, 1, -1) < 0 && errno != EINTR) {
             throw std::runtime_error("poll: " + errno_text(errno));
-        if (p.revents & (POLLIN | POLLERR))
+        }
+        if (p.revents & (POLLIN | POLLERR)) {
             drain_incoming();  // keep reading so that peers blocked on us progress
+        }
     }
 }
 
@@ -362,7 +386,7 @@ void AfBspTransport::shutdown() {
         // BSP_STATS: one line of the socket's protocol counters on stderr before it closes.
         bsp_proto_stats st{};
         socklen_t len = sizeof st;
-        if (std::getenv("BSP_STATS") && getsockopt(fd_, SOL_BSP, BSP_PROTO_STATS, &st, &len) == 0)
+        if (std::getenv("BSP_STATS") && getsockopt(fd_, SOL_BSP, BSP_PROTO_STATS, &st, &len) == 0) {
             std::fprintf(stderr,
                          "bsp: afbsp stats of process %d: data_tx %llu data_rx %llu retx_hole %llu "
                          "retx_prod %llu retx_timeout %llu dup_rx %llu acks_tx %llu prods_tx %llu "
@@ -372,6 +396,7 @@ void AfBspTransport::shutdown() {
                          (unsigned long long)st.retx_timeout, (unsigned long long)st.dup_rx,
                          (unsigned long long)st.acks_tx, (unsigned long long)st.prods_tx,
                          (unsigned long long)st.timeouts, (unsigned long long)st.acked_implicit);
+        }
         close(fd_);
         fd_ = -1;
     }

@@ -78,8 +78,9 @@ State &state() {
 [[noreturn]] void die(const std::string &message) {
     State &s = state();
     std::fflush(stdout);
-    if (s.session)
+    if (s.session) {
         s.session->abort(message);
+    }
     std::fprintf(stderr, "%s\n", message.c_str());
     std::fflush(stderr);
     std::_Exit(EXIT_FAILURE);
@@ -90,8 +91,9 @@ State &state() {
 // for the other processes first).
 [[noreturn]] void torn_down() {
     std::fflush(nullptr);
-    if (state().session)
+    if (state().session) {
         state().session->abort("");
+    }
     std::_Exit(EXIT_FAILURE);
 }
 
@@ -116,8 +118,9 @@ auto guarded(const char *call, F &&f) -> decltype(f()) {
     State &s = state();
     if (s.pid != 0 && s.session && s.session->control_fd() >= 0) {
         pollfd p{s.session->control_fd(), POLLIN, 0};
-        if (poll(&p, 1, 10000) > 0)
+        if (poll(&p, 1, 10000) > 0) {
             torn_down();
+        }
     }
     die(m.what());
 }
@@ -138,8 +141,9 @@ bsp::rt::Runtime &running(const char *call) {
 
 void check_end_at_exit() {
     State &s = state();
-    if (s.phase == Phase::Running)
+    if (s.phase == Phase::Running) {
         die(Misuse("bsp_end", s.pid, "the process is ending without calling bsp_end").what());
+    }
 }
 
 // BSP_NPROCS (empty: unset), else the online processors. A malformed value ends the
@@ -147,8 +151,9 @@ void check_end_at_exit() {
 int available_processors() {
     if (const char *v = std::getenv("BSP_NPROCS"); v && *v) {
         // At most 65535: the UDP transport's limit, as bsprun's -n.
-        if (auto n = bsp::rt::parse_integer(v, 1, 65535))
+        if (auto n = bsp::rt::parse_integer(v, 1, 65535)) {
             return static_cast<int>(*n);
+        }
         throw Misuse(
             "bsp_nprocs", -1,
             std::string("BSP_NPROCS=") + v + " is invalid (expected 1 to 65535 processes)");
@@ -163,14 +168,17 @@ int available_processors() {
 int asked_by_process0(bsp::launch::Session &session, int maxprocs) {
     std::vector<std::byte> mine(4);
     const auto v = static_cast<std::uint32_t>(maxprocs);
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4; ++i) {
         mine[static_cast<std::size_t>(i)] = static_cast<std::byte>(v >> (8 * i));
+    }
     auto all = session.allgather(mine);
-    if (all.empty() || all[0].size() != 4)
+    if (all.empty() || all[0].size() != 4) {
         throw std::runtime_error("process 0 sent no process count to bsp_begin");
+    }
     std::uint32_t p0 = 0;
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4; ++i) {
         p0 |= static_cast<std::uint32_t>(all[0][static_cast<std::size_t>(i)]) << (8 * i);
+    }
     return static_cast<int>(p0);
 }
 
@@ -178,8 +186,9 @@ int asked_by_process0(bsp::launch::Session &session, int maxprocs) {
 // of bsp_begin (the transport's address exchange, when the processes that remain are
 // more than one), waits for the job's end and exits with status 0.
 [[noreturn]] void leave_quietly(State &s, int asked) {
-    if (asked > 1)
+    if (asked > 1) {
         s.session->allgather({});
+    }
     s.session->finish();
     s.phase = Phase::Ended;
     std::fflush(nullptr);
@@ -188,38 +197,46 @@ int asked_by_process0(bsp::launch::Session &session, int maxprocs) {
 
 void begin(int maxprocs) {
     State &s = state();
-    if (s.phase == Phase::Running)
+    if (s.phase == Phase::Running) {
         throw Misuse("bsp_begin", s.pid,
                      "called twice (only one bsp_begin/bsp_end pair is allowed)");
-    if (s.phase != Phase::Before)
+    }
+    if (s.phase != Phase::Before) {
         throw Misuse("bsp_begin", s.pid,
                      "called after bsp_end (only one bsp_begin/bsp_end pair is allowed)");
+    }
     std::string error;
     bsp::rt::RuntimeConfig cfg = bsp::rt::config_from_environment(&error);
     if (!s.session) {
         s.session = bsp::launch::Session::join_from_environment();
         s.launched = s.session != nullptr;
     }
-    if (s.launched)
+    if (s.launched) {
         s.pid = s.session->pid();
-    if (maxprocs < 1 && (!s.launched || s.pid == 0))
+    }
+    if (maxprocs < 1 && (!s.launched || s.pid == 0)) {
         throw Misuse("bsp_begin", s.launched ? 0 : -1,
                      "maxprocs is " + std::to_string(maxprocs) + ", must be >= 1");
+    }
     if (s.launched) {
-        if (!error.empty())
+        if (!error.empty()) {
             collective_error(Misuse("bsp_begin", s.pid, error));
+        }
         const int asked = asked_by_process0(*s.session, maxprocs);
         if (asked < s.session->nprocs()) {
-            if (s.pid >= asked)
+            if (s.pid >= asked) {
                 leave_quietly(s, asked);
+            }
             s.first = std::make_unique<FirstProcesses>(*s.session, asked);
         }
     } else {
         // Started directly: report before forking, as the only process.
-        if (!error.empty())
+        if (!error.empty()) {
             throw Misuse("bsp_begin", 0, error);
-        if (maxprocs > 1)
+        }
+        if (maxprocs > 1) {
             s.session = bsp::launch::Session::spawn_local(maxprocs);
+        }
     }
     bsp::launch::Session *job = s.first ? s.first.get() : s.session.get();
     const int pid = job ? job->pid() : 0;
@@ -242,19 +259,21 @@ void begin(int maxprocs) {
     }
     s.phase = Phase::Running;
     std::atexit(check_end_at_exit);
-    if (cfg.verbose && pid == 0)
+    if (cfg.verbose && pid == 0) {
         std::fprintf(stderr, "bsp: nprocs=%d transport=%s schedule=%s (%s)\n", nprocs,
                      s.transport ? s.transport->name().c_str() : "none",
                      std::string(bsp::rt::schedule_name(cfg.messaging.schedule)).c_str(),
                      s.transport ? s.transport->description().c_str() : "single process");
+    }
 }
 
 void end() {
     State &s = state();
     bsp::rt::Runtime &rt = running("bsp_end");
     rt.sync("bsp_end", bsp::rt::SyncKind::End);
-    if (s.profile)
+    if (s.profile) {
         s.profile->close();
+    }
     s.phase = Phase::Ending;
     if (s.transport && std::getenv("BSP_STATS")) {
         // The messaging layer's bounded stash (Documentation/bsplib.rst, BSP_STATS).
@@ -266,12 +285,15 @@ void end() {
                      static_cast<unsigned long long>(st.dropped_bytes),
                      static_cast<unsigned long long>(st.peak_bytes));
     }
-    if (s.transport)
+    if (s.transport) {
         s.transport->serve_in_background();
-    if (s.session)
+    }
+    if (s.session) {
         s.session->finish();
-    if (s.transport)
+    }
+    if (s.transport) {
         s.transport->shutdown();
+    }
     s.phase = Phase::Ended;
     if (s.pid != 0) {
         // As in the standard: after bsp_end only process 0 continues.
@@ -289,10 +311,12 @@ void bsp_init(void (*spmd_part)(void), int argc, char **argv) {
     (void)argv;
     guarded("bsp_init", [&] {
         State &s = state();
-        if (s.phase != Phase::Before)
+        if (s.phase != Phase::Before) {
             throw Misuse("bsp_init", s.pid, "called after bsp_begin");
-        if (spmd_part == nullptr)
+        }
+        if (spmd_part == nullptr) {
             throw Misuse("bsp_init", -1, "the SPMD function is NULL");
+        }
         s.init_called = true;
         // Started by a launcher: every process runs main, but only process 0 runs the
         // sequential part; the others run the SPMD function and stop.
@@ -301,8 +325,9 @@ void bsp_init(void (*spmd_part)(void), int argc, char **argv) {
         if (s.session && s.session->pid() != 0) {
             s.pid = s.session->pid();
             spmd_part();
-            if (s.phase == Phase::Running)
+            if (s.phase == Phase::Running) {
                 throw Misuse("bsp_end", s.pid, "the process is ending without calling bsp_end");
+            }
             std::fflush(nullptr);
             std::exit(EXIT_SUCCESS);
         }
@@ -315,8 +340,9 @@ void bsp_begin(int maxprocs) {
 void bsp_end(void) {
     const void *caller = __builtin_return_address(0);
     guarded("bsp_end", [&] {
-        if (state().profile)
+        if (state().profile) {
             state().profile->set_location(caller);
+        }
         end();
     });
 }
@@ -328,8 +354,9 @@ int bsp_pid(void) {
 int bsp_nprocs(void) {
     return guarded("bsp_nprocs", [] {
         State &s = state();
-        if (s.phase == Phase::Before)
+        if (s.phase == Phase::Before) {
             return s.session ? s.session->nprocs() : available_processors();
+        }
         return running("bsp_nprocs").nprocs();
     });
 }
@@ -341,8 +368,9 @@ double bsp_time(void) {
 void bsp_sync(void) {
     const void *caller = __builtin_return_address(0);
     guarded("bsp_sync", [&] {
-        if (state().profile)
+        if (state().profile) {
             state().profile->set_location(caller);
+        }
         running("bsp_sync").sync("bsp_sync");
     });
 }
@@ -356,8 +384,9 @@ void bsp_abort(const char *format, ...) {
         va_end(ap);
     }
     std::string msg(buf);
-    while (!msg.empty() && msg.back() == '\n')
+    while (!msg.empty() && msg.back() == '\n') {
         msg.pop_back();
+    }
     die(msg);
 }
 
@@ -427,8 +456,9 @@ namespace bsp::capi {
 bool sync_ready(const char *call, bool ready) {
     const void *caller = __builtin_return_address(0);
     return guarded(call, [&] {
-        if (state().profile)
+        if (state().profile) {
             state().profile->set_location(caller);
+        }
         bsp::rt::Runtime &rt = running(call);
         rt.sync(call, bsp::rt::SyncKind::Sync, ready);
         return rt.all_ready();
@@ -474,8 +504,9 @@ template <typename T>
 void set_tagsize(const char *call, T *tag_nbytes) {
     guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
-        if (tag_nbytes == nullptr)
+        if (tag_nbytes == nullptr) {
             throw Misuse(call, rt.pid(), "tag size pointer is NULL");
+        }
         // The previous size is at most Runtime::kMaxTagBytes: it fits an int.
         *tag_nbytes = static_cast<T>(rt.set_tagsize(call, *tag_nbytes));
     });
@@ -485,10 +516,12 @@ template <typename T>
 void qsize(const char *call, T *nmessages, T *accum_nbytes) {
     guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
-        if (nmessages == nullptr)
+        if (nmessages == nullptr) {
             throw Misuse(call, rt.pid(), "message count pointer is NULL");
-        if (accum_nbytes == nullptr)
+        }
+        if (accum_nbytes == nullptr) {
             throw Misuse(call, rt.pid(), "byte count pointer is NULL");
+        }
         std::int64_t n = 0, bytes = 0;
         rt.qsize(&n, &bytes);
         const T rn = reported<T>(call, rt.pid(), n, "the queue holds", "messages");
@@ -502,12 +535,14 @@ template <typename T>
 void get_tag(const char *call, T *status, void *tag) {
     guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
-        if (status == nullptr)
+        if (status == nullptr) {
             throw Misuse(call, rt.pid(), "status pointer is NULL");
-        if (tag == nullptr && rt.queue_tagsize() > 0)
+        }
+        if (tag == nullptr && rt.queue_tagsize() > 0) {
             throw Misuse(
                 call, rt.pid(),
                 "tag pointer is NULL but the tag size is " + std::to_string(rt.queue_tagsize()));
+        }
         const std::int64_t len = rt.get_tag(tag);
         *status = reported<T>(call, rt.pid(), len, "the first message has", "payload bytes");
     });
@@ -517,10 +552,12 @@ template <typename T>
 T hpmove(const char *call, void **tag_ptr, void **payload_ptr) {
     return guarded(call, [&] {
         bsp::rt::Runtime &rt = running(call);
-        if (tag_ptr == nullptr)
+        if (tag_ptr == nullptr) {
             throw Misuse(call, rt.pid(), "tag pointer is NULL");
-        if (payload_ptr == nullptr)
+        }
+        if (payload_ptr == nullptr) {
             throw Misuse(call, rt.pid(), "payload pointer is NULL");
+        }
         // Checked before the message leaves the queue: an error leaves it in place.
         const std::int64_t len = rt.get_tag(nullptr);
         const T result = reported<T>(call, rt.pid(), len, "the first message has", "payload bytes");

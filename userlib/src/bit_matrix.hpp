@@ -16,19 +16,22 @@ class BitMatrix {
     bool get(int i, int j) const { return bits_[idx(i, j)] != 0; }
     void set(int i, int j) { bits_[idx(i, j)] = 1; }
     void or_row(int i, const std::vector<std::uint8_t> &row) {
-        for (int j = 0; j < n_; ++j)
+        for (int j = 0; j < n_; ++j) {
             bits_[idx(i, j)] |= row[static_cast<std::size_t>(j)];
+        }
     }
     int fan_in(int j) const {
         int c = 0;
-        for (int i = 0; i < n_; ++i)
+        for (int i = 0; i < n_; ++i) {
             c += get(i, j) ? 1 : 0;
+        }
         return c;
     }
     int fan_out(int i) const {
         int c = 0;
-        for (int j = 0; j < n_; ++j)
+        for (int j = 0; j < n_; ++j) {
             c += get(i, j) ? 1 : 0;
+        }
         return c;
     }
 

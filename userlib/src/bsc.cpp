@@ -50,39 +50,45 @@ State &state() {
 constexpr bsc_step_t kLastStep = UINT_MAX - 1024;
 
 bsc_step_t first_step(const char *call, bsc_step_t depends) {
-    if (depends > kLastStep)
+    if (depends > kLastStep) {
         misuse(call, "step " + std::to_string(depends) + " is beyond the last step of an epoch (" +
                          std::to_string(kLastStep) + ")");
+    }
     return std::max(depends, state().current);
 }
 
 void at_start(bsc_step_t step, Action a) {
     State &s = state();
-    if (step <= s.current)
+    if (step <= s.current) {
         a();
-    else
+    } else {
         s.queue[step].start.push_back(std::move(a));
+    }
 }
 
 void at_comm(bsc_step_t step, Action a) {
     State &s = state();
-    if (step <= s.current)
+    if (step <= s.current) {
         a();
-    else
+    } else {
         s.queue[step].comm.push_back(std::move(a));
+    }
 }
 
 void play_current() {
     State &s = state();
     auto it = s.queue.find(s.current);
-    if (it == s.queue.end())
+    if (it == s.queue.end()) {
         return;
+    }
     Step step = std::move(it->second);
     s.queue.erase(it);
-    for (auto &a : step.start)
+    for (auto &a : step.start) {
         a();
-    for (auto &a : step.comm)
+    }
+    for (auto &a : step.comm) {
         a();
+    }
 }
 
 void put_at(const char *call, bsc_step_t step, int pid, const void *src, void *dst, Size offset,
@@ -98,38 +104,44 @@ void get_at(const char *call, bsc_step_t step, int pid, const void *src, Size of
 const Group &group_of(const char *call, bsc_group_t g) {
     if (g != nullptr) {
         const auto &grp = *static_cast<const Group *>(g);
-        if (grp.rank < 0)
+        if (grp.rank < 0) {
             misuse(call, "this process is not a member of the group");
+        }
         return grp;
     }
     State &s = state();
     const int p = capi::nprocs(call);
     if (static_cast<int>(s.all.members.size()) != p) {
         s.all.members.resize(static_cast<std::size_t>(p));
-        for (int i = 0; i < p; ++i)
+        for (int i = 0; i < p; ++i) {
             s.all.members[static_cast<std::size_t>(i)] = i;
+        }
     }
     s.all.rank = capi::pid(call);
     return s.all;
 }
 
 int rank_of_root(const char *call, const Group &g, int root) {
-    for (std::size_t i = 0; i < g.members.size(); ++i)
-        if (g.members[i] == root)
+    for (std::size_t i = 0; i < g.members.size(); ++i) {
+        if (g.members[i] == root) {
             return static_cast<int>(i);
+        }
+    }
     misuse(call, "root " + std::to_string(root) + " is not a member of the group");
 }
 
 void check_size(const char *call, const char *what, Size v) {
-    if (v < 0)
+    if (v < 0) {
         misuse(call, std::string("negative ") + what + " " + std::to_string(v));
+    }
 }
 
 // Bytes of n elements of `size` bytes, checked against overflow.
 Size bytes_of(const char *call, Size n, Size size) {
-    if (size > 0 && n > INT64_MAX / size)
+    if (size > 0 && n > INT64_MAX / size) {
         misuse(call, std::to_string(n) + " elements of " + std::to_string(size) +
                          " bytes do not fit a 64-bit size");
+    }
     return n * size;
 }
 
@@ -142,21 +154,24 @@ const char *at(const void *p, Size off) {
 
 int ceil_log2(int n) {
     int r = 0;
-    while ((1 << r) < n)
+    while ((1 << r) < n) {
         ++r;
+    }
     return r;
 }
 
 double parse_parameter(const char *name, double fallback) {
     const char *v = std::getenv(name);
-    if (v == nullptr || *v == '\0')
+    if (v == nullptr || *v == '\0') {
         return fallback;
+    }
     char *end = nullptr;
     const double d = std::strtod(v, &end);
     if (end == v || *end != '\0' || !(d >= 0) || !std::isfinite(d) || *v == ' ' || *v == '+' ||
-        *v == '-')
+        *v == '-') {
         misuse("bsc_g", std::string(name) + "=" + v +
                             " is invalid (expected a non-negative decimal number)");
+    }
     return d;
 }
 
@@ -183,14 +198,18 @@ const CostParams &params() {
 
 Algorithm forced_algorithm(const char *call) {
     const char *v = std::getenv("BSC_ALGORITHM");
-    if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0)
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) {
         return Algorithm::Auto;
-    if (std::strcmp(v, "direct") == 0)
+    }
+    if (std::strcmp(v, "direct") == 0) {
         return Algorithm::Direct;
-    if (std::strcmp(v, "two-phase") == 0)
+    }
+    if (std::strcmp(v, "two-phase") == 0) {
         return Algorithm::TwoPhase;
-    if (std::strcmp(v, "tree") == 0)
+    }
+    if (std::strcmp(v, "tree") == 0) {
         return Algorithm::Tree;
+    }
     misuse(call, std::string("BSC_ALGORITHM=") + v +
                      " is invalid (expected auto, direct, two-phase or tree)");
 }
@@ -220,8 +239,9 @@ double cost(Collective c, Algorithm a, int n, Size size) {
     const double g = params().g, l = params().l;
     const double s = static_cast<double>(size);
     const double lg = ceil_log2(n);
-    if (n <= 1)
+    if (n <= 1) {
         return 0;
+    }
     switch (c) {
         case Collective::Bcast:
             if (a == Algorithm::TwoPhase) {
@@ -229,41 +249,49 @@ double cost(Collective c, Algorithm a, int n, Size size) {
                 const double piece = std::floor(s / n), rest = static_cast<double>(size % n);
                 return 2 * l + g * (n - 1) * (2 * piece + rest);
             }
-            if (a == Algorithm::Tree)
+            if (a == Algorithm::Tree) {
                 return lg * (l + g * s);
+            }
             return l + g * s * (n - 1);
         case Collective::Reduce:
-            if (a == Algorithm::Tree)
+            if (a == Algorithm::Tree) {
                 return (lg + 1) * (l + g * s);
+            }
             return l + g * s * (n - 1);
         case Collective::Allreduce:
-            if (a == Algorithm::Tree)
+            if (a == Algorithm::Tree) {
                 return 2 * lg * (l + g * s);
+            }
             return l + g * s * (n - 1);
         case Collective::Scan:
-            if (a == Algorithm::Tree)
+            if (a == Algorithm::Tree) {
                 return lg * (l + g * s);
+            }
             return l + g * s * (n - 1);
     }
     return 0;
 }
 
 std::vector<Algorithm> algorithms(Collective c) {
-    if (c == Collective::Bcast)
+    if (c == Collective::Bcast) {
         return {Algorithm::Direct, Algorithm::TwoPhase, Algorithm::Tree};
+    }
     return {Algorithm::Direct, Algorithm::Tree};
 }
 
 Algorithm choose(const char *call, Collective c, int n, Size size) {
     const Algorithm forced = forced_algorithm(call);
     const auto all = algorithms(c);
-    if (forced != Algorithm::Auto)
+    if (forced != Algorithm::Auto) {
         return std::find(all.begin(), all.end(), forced) != all.end() ? forced : Algorithm::Direct;
+    }
     // The cheapest by the BSP cost; ties go to the fewer supersteps (listed first).
     Algorithm best = all.front();
-    for (Algorithm a : all)
-        if (cost(c, a, n, size) < cost(c, best, n, size))
+    for (Algorithm a : all) {
+        if (cost(c, a, n, size) < cost(c, best, n, size)) {
             best = a;
+        }
+    }
     return best;
 }
 
@@ -281,8 +309,9 @@ bsc_step_t sync(bsc_step_t until) {
             const bool all_ready = capi::sync_ready("bsc_sync", s.queue.empty());
             ++s.current;
             play_current();
-            if (all_ready)
+            if (all_ready) {
                 break;
+            }
         }
         s.current = 0;
         return 0;
@@ -312,8 +341,9 @@ bsc_step_t exec_reduce(bsc_step_t depends, Reducer reducer, void *a, const void 
     const char *call = "bsc_exec_reduce";
     const bsc_step_t d = first_step(call, depends);
     check_size(call, "size", size);
-    if (!reducer)
+    if (!reducer) {
         misuse(call, "the reducer is NULL");
+    }
     at_start(d + 1, [=] { reducer(a, a0, xs, size); });
     return d + 1;
 }
@@ -332,8 +362,9 @@ std::vector<T> exchange(const char *call, const T &mine, const std::vector<int> 
     const auto bytes = static_cast<Size>(sizeof(T));
     capi::push_reg(call, initial.data(), bytes * static_cast<Size>(initial.size()));
     capi::sync_ready(call, false);
-    for (int j : to)
+    for (int j : to) {
         capi::put(call, j, &mine, initial.data(), bytes * me, bytes, false);
+    }
     bsp_pop_reg(initial.data());
     capi::sync_ready(call, false);
     return initial;
@@ -345,17 +376,20 @@ bsc_group_t group_create_partition(unsigned symbol) {
     const char *call = "bsc_group_create_partition";
     const int p = capi::nprocs(call), me = capi::pid(call);
     std::vector<int> everyone(static_cast<std::size_t>(p));
-    for (int i = 0; i < p; ++i)
+    for (int i = 0; i < p; ++i) {
         everyone[static_cast<std::size_t>(i)] = i;
+    }
     auto symbols = exchange<unsigned>(call, symbol, everyone,
                                       std::vector<unsigned>(static_cast<std::size_t>(p)));
     auto g = std::make_unique<Group>();
-    for (int i = 0; i < p; ++i)
+    for (int i = 0; i < p; ++i) {
         if (symbols[static_cast<std::size_t>(i)] == symbol) {
-            if (i == me)
+            if (i == me) {
                 g->rank = static_cast<int>(g->members.size());
+            }
             g->members.push_back(i);
         }
+    }
     return g.release();
 }
 
@@ -363,35 +397,43 @@ bsc_group_t group_create_neighbourhood(const int *neighbours, Size size) {
     const char *call = "bsc_group_create_neighbourhood";
     const int p = capi::nprocs(call), me = capi::pid(call);
     check_size(call, "size", size);
-    if (size > 0 && neighbours == nullptr)
+    if (size > 0 && neighbours == nullptr) {
         misuse(call, "the neighbour list is NULL");
+    }
     std::vector<int> list(neighbours, neighbours + size);
     std::vector<char> seen(static_cast<std::size_t>(p), 0);
     for (int n : list) {
-        if (n < 0 || n >= p)
+        if (n < 0 || n >= p) {
             misuse(call, "bad pid " + std::to_string(n) + " in the neighbour list (nprocs is " +
                              std::to_string(p) + ")");
-        if (seen[static_cast<std::size_t>(n)])
+        }
+        if (seen[static_cast<std::size_t>(n)]) {
             misuse(call, "pid " + std::to_string(n) + " is twice in the neighbour list");
+        }
         seen[static_cast<std::size_t>(n)] = 1;
     }
-    if (!seen[static_cast<std::size_t>(me)])
+    if (!seen[static_cast<std::size_t>(me)]) {
         misuse(call, "the neighbour list does not hold the calling process " + std::to_string(me));
+    }
     std::vector<int> others;
-    for (int n : list)
-        if (n != me)
+    for (int n : list) {
+        if (n != me) {
             others.push_back(n);
+        }
+    }
     // listed_by[j] = 1: process j lists this process.
     auto listed_by =
         exchange<unsigned char>(call, static_cast<unsigned char>(1), others,
                                 std::vector<unsigned char>(static_cast<std::size_t>(p), 0));
     auto g = std::make_unique<Group>();
-    for (int n : list)
+    for (int n : list) {
         if (n == me || listed_by[static_cast<std::size_t>(n)]) {
-            if (n == me)
+            if (n == me) {
                 g->rank = static_cast<int>(g->members.size());
+            }
             g->members.push_back(n);
         }
+    }
     return g.release();
 }
 
@@ -410,9 +452,11 @@ bsc_step_t scatter(bsc_step_t depends, int root, bsc_group_t group, const void *
     const Group &g = group_of(call, group);
     rank_of_root(call, g, root);
     check_size(call, "size", size);
-    if (g.members[static_cast<std::size_t>(g.rank)] == root && size > 0)
-        for (std::size_t i = 0; i < g.members.size(); ++i)
+    if (g.members[static_cast<std::size_t>(g.rank)] == root && size > 0) {
+        for (std::size_t i = 0; i < g.members.size(); ++i) {
             put_at(call, d, g.members[i], at(src, static_cast<Size>(i) * size), dst, 0, size);
+        }
+    }
     return d + 1;
 }
 
@@ -423,9 +467,11 @@ bsc_step_t gather(bsc_step_t depends, int root, bsc_group_t group, const void *s
     const Group &g = group_of(call, group);
     rank_of_root(call, g, root);
     check_size(call, "size", size);
-    if (g.members[static_cast<std::size_t>(g.rank)] == root && size > 0)
-        for (std::size_t i = 0; i < g.members.size(); ++i)
+    if (g.members[static_cast<std::size_t>(g.rank)] == root && size > 0) {
+        for (std::size_t i = 0; i < g.members.size(); ++i) {
             get_at(call, d, g.members[i], src, 0, at(dst, static_cast<Size>(i) * size), size);
+        }
+    }
     return d + 1;
 }
 
@@ -434,9 +480,11 @@ bsc_step_t allgather(bsc_step_t depends, bsc_group_t group, const void *src, voi
     const bsc_step_t d = first_step(call, depends);
     const Group &g = group_of(call, group);
     check_size(call, "size", size);
-    if (size > 0)
-        for (std::size_t i = 0; i < g.members.size(); ++i)
+    if (size > 0) {
+        for (std::size_t i = 0; i < g.members.size(); ++i) {
             get_at(call, d, g.members[i], src, 0, at(dst, static_cast<Size>(i) * size), size);
+        }
+    }
     return d + 1;
 }
 
@@ -446,10 +494,12 @@ bsc_step_t alltoall(bsc_step_t depends, bsc_group_t group, const void *src, void
     const Group &g = group_of(call, group);
     check_size(call, "size", size);
     const Size me = g.rank;
-    if (size > 0)
-        for (std::size_t j = 0; j < g.members.size(); ++j)
+    if (size > 0) {
+        for (std::size_t j = 0; j < g.members.size(); ++j) {
             put_at(call, d, g.members[j], at(src, static_cast<Size>(j) * size), dst, me * size,
                    size);
+        }
+    }
     return d + 1;
 }
 
@@ -469,44 +519,54 @@ bsc_step_t bcast_with(Algorithm a, bsc_step_t depends, int root, bsc_group_t gro
     const bool is_root = g.rank == r0;
     auto member = [&](int rank) { return g.members[static_cast<std::size_t>(rank)]; };
     const Size piece = size / n;
-    if (a == Algorithm::TwoPhase && piece == 0)
+    if (a == Algorithm::TwoPhase && piece == 0) {
         a = Algorithm::Direct;  // fewer bytes than members: nothing to split
+    }
     if (n == 1 || size == 0) {
-        if (is_root && size > 0 && src != dst)
+        if (is_root && size > 0 && src != dst) {
             at_start(d, [=] { std::memmove(dst, src, static_cast<std::size_t>(size)); });
+        }
         return n == 1 ? d : d + 1;
     }
     if (a == Algorithm::Direct) {
-        if (is_root)
-            for (int i = 0; i < n; ++i)
+        if (is_root) {
+            for (int i = 0; i < n; ++i) {
                 put_at(call, d, member(i), src, dst, 0, size);
+            }
+        }
         return d + 1;
     }
     if (a == Algorithm::TwoPhase) {
         const Size rest_off = piece * n;
-        if (is_root)
+        if (is_root) {
             for (int i = 0; i < n; ++i) {
                 put_at(call, d, member(i), at(src, piece * i), dst, piece * i, piece);
-                if (rest_off < size)
+                if (rest_off < size) {
                     put_at(call, d, member(i), at(src, rest_off), dst, rest_off, size - rest_off);
+                }
             }
+        }
         const Size mine = piece * g.rank;
-        for (int i = 0; i < n; ++i)
-            if (i != g.rank)
+        for (int i = 0; i < n; ++i) {
+            if (i != g.rank) {
                 put_at(call, d + 1, member(i), at(dst, mine), dst, mine, piece);
+            }
+        }
         return d + 2;
     }
     // Binomial tree over the ranks relative to the root: in round r the members with
     // relative rank below 2^r send to relative rank + 2^r.
     const int rel = (g.rank - r0 + n) % n;
     const int rounds = ceil_log2(n);
-    if (is_root && src != dst)
+    if (is_root && src != dst) {
         at_start(d, [=] { std::memmove(dst, src, static_cast<std::size_t>(size)); });
+    }
     for (int r = 0; r < rounds; ++r) {
         const int span = 1 << r;
-        if (rel < span && rel + span < n)
+        if (rel < span && rel + span < n) {
             put_at(call, d + static_cast<bsc_step_t>(r), member((rel + span + r0) % n),
                    is_root ? src : dst, dst, 0, size);
+        }
     }
     return d + static_cast<bsc_step_t>(rounds);
 }
@@ -534,10 +594,11 @@ void combine(const Reducer &f, void *out, const void *x, const void *y, Size siz
 // The partial of this member into out: zero when it has no elements.
 void partial(const Reducer &f, void *out, const void *zero, const void *src, Size nmemb,
              Size size) {
-    if (nmemb == 0)
+    if (nmemb == 0) {
         std::memcpy(out, zero, static_cast<std::size_t>(size));
-    else
+    } else {
         f(out, zero, src, nmemb * size);
+    }
 }
 
 struct ReduceArgs {
@@ -562,12 +623,15 @@ ReduceArgs reduce_args(const char *call, bsc_step_t depends, bsc_group_t group, 
     check_size(call, "element size", size);
     bytes_of(call, nmemb, size);
     bytes_of(call, static_cast<Size>(r.g->members.size()) + 1, size);
-    if (!f)
+    if (!f) {
         misuse(call, "the reducer is NULL");
-    if (size > 0 && zero == nullptr)
+    }
+    if (size > 0 && zero == nullptr) {
         misuse(call, "the zero element is NULL");
-    if (size > 0 && tmp == nullptr)
+    }
+    if (size > 0 && tmp == nullptr) {
         misuse(call, "tmp_space is NULL");
+    }
     return r;
 }
 
@@ -590,11 +654,12 @@ void tree_reduce_to_rank0(const ReduceArgs &a) {
                    (r + 1) * s, s);
             break;  // this member's part is done
         }
-        if (rank % (2 * span) == 0 && rank + span < n)
+        if (rank % (2 * span) == 0 && rank + span < n) {
             at_start(step + 1, [=] {
                 combine(f, at(tmp, n * s), tmp, at(tmp, (r + 1) * s), s);
                 std::memcpy(tmp, at(tmp, n * s), static_cast<std::size_t>(s));
             });
+        }
     }
 }
 
@@ -614,8 +679,9 @@ bsc_step_t reduce_with(Algorithm alg, bsc_step_t depends, int root, bsc_group_t 
     const int rank = a.g->rank;
     const Size s = size;
     const bsc_step_t d = a.d;
-    if (s == 0)
+    if (s == 0) {
         return n == 1 ? d : d + 1;
+    }
     if (n == 1) {
         at_start(d, [=] { partial(f, dst, zero, src, nmemb, s); });
         return d;
@@ -623,22 +689,26 @@ bsc_step_t reduce_with(Algorithm alg, bsc_step_t depends, int root, bsc_group_t 
     if (alg == Algorithm::Direct) {
         at_start(d, [=] { partial(f, at(tmp, rank * s), zero, src, nmemb, s); });
         put_at(a.call, d, root, at(tmp, rank * s), tmp, rank * s, s);
-        if (rank == r0)
+        if (rank == r0) {
             at_start(d + 1, [=] { f(dst, zero, tmp, n * s); });
+        }
         return d + 1;
     }
     at_start(d, [=] { partial(f, tmp, zero, src, nmemb, s); });
     tree_reduce_to_rank0(a);
     const auto done = d + static_cast<bsc_step_t>(tree_rounds(n));
     if (r0 == 0) {
-        if (rank == 0)
+        if (rank == 0) {
             at_start(done, [=] { std::memcpy(dst, tmp, static_cast<std::size_t>(s)); });
+        }
         return done;
     }
-    if (rank == 0)
+    if (rank == 0) {
         put_at(a.call, done, root, tmp, tmp, s, s);
-    if (rank == r0)
+    }
+    if (rank == r0) {
         at_start(done + 1, [=] { std::memcpy(dst, at(tmp, s), static_cast<std::size_t>(s)); });
+    }
     return done + 1;
 }
 
@@ -659,18 +729,21 @@ bsc_step_t allreduce_with(Algorithm alg, bsc_step_t depends, bsc_group_t group, 
     const int rank = a.g->rank;
     const Size s = size;
     const bsc_step_t d = a.d;
-    if (s == 0)
+    if (s == 0) {
         return n == 1 ? d : d + 1;
+    }
     if (n == 1) {
         at_start(d, [=] { partial(f, dst, zero, src, nmemb, s); });
         return d;
     }
     if (alg == Algorithm::Direct) {
         at_start(d, [=] { partial(f, at(tmp, rank * s), zero, src, nmemb, s); });
-        for (int j = 0; j < n; ++j)
-            if (j != rank)
+        for (int j = 0; j < n; ++j) {
+            if (j != rank) {
                 put_at(a.call, d, a.g->members[static_cast<std::size_t>(j)], at(tmp, rank * s), tmp,
                        rank * s, s);
+            }
+        }
         at_start(d + 1, [=] { f(dst, zero, tmp, n * s); });
         return d + 1;
     }
@@ -681,9 +754,10 @@ bsc_step_t allreduce_with(Algorithm alg, bsc_step_t depends, bsc_group_t group, 
     const auto b = d + static_cast<bsc_step_t>(rounds);
     for (int r = 0; r < rounds; ++r) {
         const int span = 1 << r;
-        if (rank < span && rank + span < n)
+        if (rank < span && rank + span < n) {
             put_at(a.call, b + static_cast<bsc_step_t>(r),
                    a.g->members[static_cast<std::size_t>(rank + span)], tmp, tmp, 0, s);
+        }
     }
     const auto done = b + static_cast<bsc_step_t>(rounds);
     at_start(done, [=] { std::memcpy(dst, tmp, static_cast<std::size_t>(s)); });
@@ -712,8 +786,9 @@ bsc_step_t scan_with(Algorithm alg, bsc_step_t depends, bsc_group_t group, const
     const int rank = a.g->rank;
     const Size s = size;
     const bsc_step_t d = a.d;
-    if (s == 0)
+    if (s == 0) {
         return n == 1 ? d : d + 1;
+    }
     // State of this member kept alive by the scheduled actions: the total, ex, and the
     // running inclusive total of the tree.
     struct Scratch {
@@ -736,8 +811,9 @@ bsc_step_t scan_with(Algorithm alg, bsc_step_t depends, bsc_group_t group, const
         sc->out.assign(bytes, 0);
     });
     auto finish = [=] {
-        if (nmemb > 0)
+        if (nmemb > 0) {
             f(dst, sc->have_ex ? static_cast<const void *>(sc->ex.data()) : zero, src, nmemb * s);
+        }
     };
     if (n == 1) {
         at_start(d, finish);
@@ -745,10 +821,11 @@ bsc_step_t scan_with(Algorithm alg, bsc_step_t depends, bsc_group_t group, const
     }
     if (alg == Algorithm::Direct) {
         // Every member sends its total to slot `rank` of every later member.
-        for (int j = rank + 1; j < n; ++j)
+        for (int j = rank + 1; j < n; ++j) {
             at_comm(d, [=, call = a.call, pid = a.g->members[static_cast<std::size_t>(j)]] {
                 capi::put(call, pid, sc->total.data(), tmp, rank * s, s, false);
             });
+        }
         at_start(d + 1, [=] {
             if (rank > 0) {
                 // The scan of slots 0 .. rank-1 into the second half; its last is ex.
@@ -766,12 +843,13 @@ bsc_step_t scan_with(Algorithm alg, bsc_step_t depends, bsc_group_t group, const
     for (int r = 0; r < rounds; ++r) {
         const int span = 1 << r;
         const auto step = d + static_cast<bsc_step_t>(r);
-        if (rank + span < n)
+        if (rank + span < n) {
             at_comm(step,
                     [=, call = a.call, pid = a.g->members[static_cast<std::size_t>(rank + span)]] {
                         capi::put(call, pid, sc->incl.data(), tmp, r * s, s, false);
                     });
-        if (rank - span >= 0)
+        }
+        if (rank - span >= 0) {
             at_start(step + 1, [=] {
                 const void *x = at(tmp, r * s);
                 if (sc->have_ex) {
@@ -784,6 +862,7 @@ bsc_step_t scan_with(Algorithm alg, bsc_step_t depends, bsc_group_t group, const
                 combine(f, sc->out.data(), x, sc->incl.data(), s);
                 sc->incl = sc->out;
             });
+        }
     }
     const auto done = d + static_cast<bsc_step_t>(rounds);
     at_start(done, finish);

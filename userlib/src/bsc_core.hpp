@@ -82,13 +82,15 @@ bsc_step_t scan_with(Algorithm a, bsc_step_t depends, bsc_group_t group, const v
 // T cannot hold ends the program.
 template <typename T>
 Reducer reducer_of(const char *call, void (*f)(void *, const void *, const void *, T)) {
-    if (f == nullptr)
+    if (f == nullptr) {
         return {};
+    }
     return [call, f](void *a, const void *a0, const void *xs, Size n) {
-        if (n > std::numeric_limits<T>::max())
+        if (n > std::numeric_limits<T>::max()) {
             capi::misuse(call, std::to_string(n) +
                                    " bytes for the reducer, more than an int can hold (compile "
                                    "the program with -DBSP_WIDE_TYPES for 64-bit sizes)");
+        }
         f(a, a0, xs, static_cast<T>(n));
     };
 }

@@ -9,8 +9,9 @@ void BsmpQueue::reset(std::vector<Message> messages) {
 
 std::size_t BsmpQueue::payload_total() const {
     std::size_t n = 0;
-    for (std::size_t i = head_; i < messages_.size(); ++i)
+    for (std::size_t i = head_; i < messages_.size(); ++i) {
         n += messages_[i].payload_bytes();
+    }
     return n;
 }
 

@@ -26,6 +26,8 @@ class BsmpQueue {
     std::size_t count() const { return messages_.size() - head_; }
     std::size_t payload_total() const;
     const Message &front() const { return messages_[head_]; }
+    // Writable: bsp_hpmove hands out pointers into the front message's bytes.
+    Message &front() { return messages_[head_]; }
     // Advances past the front message; its storage stays valid until the next reset
     // (what bsp_hpmove's pointers need).
     void pop() { ++head_; }

@@ -47,11 +47,12 @@ T hpmove(const char *call, void **tag_ptr, void **payload_ptr);
 // "<before> <value> <after>", e.g. "the queue holds 3000000000 payload bytes, ...".
 template <typename T>
 T reported(const char *call, int pid, std::int64_t value, const char *before, const char *after) {
-    if (value > std::numeric_limits<T>::max())
+    if (value > std::numeric_limits<T>::max()) {
         throw rt::Misuse(call, pid,
                          std::string(before) + " " + std::to_string(value) + " " + after +
                              ", more than an int can report (compile the program with "
                              "-DBSP_WIDE_TYPES for 64-bit sizes)");
+    }
     return static_cast<T>(value);
 }
 

@@ -21,15 +21,17 @@ class Writer {
         static_assert(std::is_integral_v<T>);
         using U = std::make_unsigned_t<T>;
         U u = static_cast<U>(v);
-        for (std::size_t i = 0; i < sizeof(T); ++i)
+        for (std::size_t i = 0; i < sizeof(T); ++i) {
             out_.push_back(static_cast<std::byte>((u >> (8 * i)) & 0xff));
+        }
     }
     void bytes(std::span<const std::byte> b) { out_.insert(out_.end(), b.begin(), b.end()); }
     std::size_t size() const { return out_.size(); }
     // Overwrites a previously written u32 at position pos.
     void patch_u32(std::size_t pos, std::uint32_t v) {
-        for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t i = 0; i < 4; ++i) {
             out_[pos + i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+        }
     }
 
   private:
@@ -46,8 +48,9 @@ class Reader {
         need(sizeof(T));
         using U = std::make_unsigned_t<T>;
         U u = 0;
-        for (std::size_t i = 0; i < sizeof(T); ++i)
+        for (std::size_t i = 0; i < sizeof(T); ++i) {
             u |= static_cast<U>(static_cast<U>(in_[pos_ + i]) << (8 * i));
+        }
         pos_ += sizeof(T);
         return static_cast<T>(u);
     }
@@ -62,8 +65,9 @@ class Reader {
 
   private:
     void need(std::size_t n) const {
-        if (in_.size() - pos_ < n)
+        if (in_.size() - pos_ < n) {
             throw ProtocolError("truncated messaging-layer message");
+        }
     }
     std::span<const std::byte> in_;
     std::size_t pos_ = 0;

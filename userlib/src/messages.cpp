@@ -18,12 +18,14 @@ void write_header(Writer &w, const MsgHeader &h) {
 }
 
 MsgHeader read_header(Reader &r) {
-    if (r.get<std::uint32_t>() != kMessagingMagic)
+    if (r.get<std::uint32_t>() != kMessagingMagic) {
         throw ProtocolError("messaging-layer message with a bad magic number");
+    }
     MsgHeader h;
     auto t = r.get<std::uint8_t>();
-    if (t < 1 || t > 3)
+    if (t < 1 || t > 3) {
         throw ProtocolError("messaging-layer message of unknown type");
+    }
     h.type = static_cast<MsgType>(t);
     h.superstep = r.get<std::uint64_t>();
     h.aux = r.get<std::uint32_t>();
@@ -36,12 +38,14 @@ std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t rou
     Writer w(out);
     write_header(w, {MsgType::Barrier, superstep, round});
     std::uint32_t n = 0;
-    for (const auto &c : known)
+    for (const auto &c : known) {
         n += c ? 1 : 0;
+    }
     w.put<std::uint32_t>(n);
     for (std::size_t pid = 0; pid < known.size(); ++pid) {
-        if (!known[pid])
+        if (!known[pid]) {
             continue;
+        }
         const Contribution &c = *known[pid];
         w.put<std::uint32_t>(static_cast<std::uint32_t>(pid));
         w.put<std::uint8_t>(
@@ -50,17 +54,21 @@ std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t rou
         // The row as a bit vector.
         for (std::size_t j = 0; j < known.size(); j += 8) {
             std::uint8_t bits = 0;
-            for (std::size_t k = 0; k < 8 && j + k < known.size(); ++k)
-                if (c.row[j + k])
+            for (std::size_t k = 0; k < 8 && j + k < known.size(); ++k) {
+                if (c.row[j + k]) {
                     bits |= static_cast<std::uint8_t>(1u << k);
+                }
+            }
             w.put<std::uint8_t>(bits);
         }
         w.put<std::uint32_t>(static_cast<std::uint32_t>(c.ops.push_sizes.size()));
-        for (auto s : c.ops.push_sizes)
+        for (auto s : c.ops.push_sizes) {
             w.put<std::int64_t>(s);
+        }
         w.put<std::uint32_t>(static_cast<std::uint32_t>(c.ops.pop_slots.size()));
-        for (auto s : c.ops.pop_slots)
+        for (auto s : c.ops.pop_slots) {
             w.put<std::uint32_t>(s);
+        }
     }
     return out;
 }
@@ -68,44 +76,54 @@ std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t rou
 void decode_barrier(Reader &r, std::vector<std::optional<Contribution>> &known) {
     const std::size_t nprocs = known.size();
     const std::uint32_t n = r.get<std::uint32_t>();
-    if (n > nprocs)
+    if (n > nprocs) {
         throw ProtocolError("barrier message with too many contributions");
+    }
     for (std::uint32_t i = 0; i < n; ++i) {
         const std::uint32_t pid = r.get<std::uint32_t>();
-        if (pid >= nprocs)
+        if (pid >= nprocs) {
             throw ProtocolError("barrier contribution of an unknown process");
+        }
         Contribution c;
         auto kind = r.get<std::uint8_t>();
         c.ready = (kind & kReadyBit) != 0;
         kind &= static_cast<std::uint8_t>(~kReadyBit);
-        if (kind > 1)
+        if (kind > 1) {
             throw ProtocolError("barrier contribution of unknown kind");
+        }
         c.kind = static_cast<SyncKind>(kind);
         c.tagsize_request = r.get<std::int32_t>();
-        if (c.tagsize_request < -1)  // -1: bsp_set_tagsize not called
+        if (c.tagsize_request < -1) {  // -1: bsp_set_tagsize not called
             throw ProtocolError("barrier contribution with a negative tag size");
+        }
         c.row.assign(nprocs, 0);
         for (std::size_t j = 0; j < nprocs; j += 8) {
             auto bits = r.get<std::uint8_t>();
-            for (std::size_t k = 0; k < 8 && j + k < nprocs; ++k)
+            for (std::size_t k = 0; k < 8 && j + k < nprocs; ++k) {
                 c.row[j + k] = (bits >> k) & 1u;
+            }
         }
         auto npush = r.get<std::uint32_t>();
-        if (npush > r.remaining() / 8)
+        if (npush > r.remaining() / 8) {
             throw ProtocolError("barrier contribution with a bad push count");
+        }
         for (std::uint32_t k = 0; k < npush; ++k) {
             const auto size = r.get<std::int64_t>();
-            if (size < 0)
+            if (size < 0) {
                 throw ProtocolError("barrier contribution with a negative registration size");
+            }
             c.ops.push_sizes.push_back(size);
         }
         auto npop = r.get<std::uint32_t>();
-        if (npop > r.remaining() / 4)
+        if (npop > r.remaining() / 4) {
             throw ProtocolError("barrier contribution with a bad pop count");
-        for (std::uint32_t k = 0; k < npop; ++k)
+        }
+        for (std::uint32_t k = 0; k < npop; ++k) {
             c.ops.pop_slots.push_back(r.get<std::uint32_t>());
-        if (known[pid] && !(*known[pid] == c))
+        }
+        if (known[pid] && !(*known[pid] == c)) {
             throw ProtocolError("two different barrier contributions of one process");
+        }
         known[pid] = std::move(c);
     }
 }
@@ -131,8 +149,9 @@ Counts decode_counts(Reader &r) {
     c.data_bytes = r.get<std::uint64_t>();
     c.records = r.get<std::uint32_t>();
     auto n = r.get<std::uint32_t>();
-    if (n > r.remaining() / kGetRequestBytes)
+    if (n > r.remaining() / kGetRequestBytes) {
         throw ProtocolError("counts message with a bad get count");
+    }
     c.gets.resize(n);
     for (auto &g : c.gets) {
         g.id = r.get<std::uint32_t>();
@@ -145,15 +164,18 @@ Counts decode_counts(Reader &r) {
 
 UnitPacker::UnitPacker(std::uint64_t superstep, std::size_t unit_bytes, bool combine)
     : superstep_(superstep), unit_bytes_(unit_bytes), combine_(combine) {
-    if (unit_bytes_ < kUnitHeaderBytes + kWideRecordHeaderBytes + 1)
+    if (unit_bytes_ < kUnitHeaderBytes + kWideRecordHeaderBytes + 1) {
         throw std::invalid_argument("unit size too small for the messaging layer");
-    if (unit_bytes_ > 0xffffffffu)
+    }
+    if (unit_bytes_ > 0xffffffffu) {
         throw std::invalid_argument("unit size too large for the messaging layer");
+    }
 }
 
 void UnitPacker::open_unit() {
-    if (units_.size() >= 0xffffffffu)
+    if (units_.size() >= 0xffffffffu) {
         throw ProtocolError("more than 4294967295 data units to one process in one superstep");
+    }
     units_.emplace_back();
     units_.back().reserve(unit_bytes_);
     Writer w(units_.back());
@@ -184,8 +206,9 @@ void UnitPacker::add(RecordKind kind, std::uint32_t a, std::uint64_t b,
     bool fresh = !combine_;
     const std::size_t header = record_header_bytes(data.size());
     do {
-        if (fresh || units_.empty() || units_.back().size() + header + 1 > unit_bytes_)
+        if (fresh || units_.empty() || units_.back().size() + header + 1 > unit_bytes_) {
             open_unit();
+        }
         fresh = false;
         auto &u = units_.back();
         const std::size_t room = unit_bytes_ - u.size() - header;
@@ -199,8 +222,9 @@ void UnitPacker::add(RecordKind kind, std::uint32_t a, std::uint64_t b,
 }
 
 std::vector<std::vector<std::byte>> UnitPacker::finish() {
-    if (units_.empty())
+    if (units_.empty()) {
         open_unit();  // a stream always has at least one unit
+    }
     for (auto &u : units_) {
         Writer w(u);
         w.patch_u32(kMsgHeaderBytes, static_cast<std::uint32_t>(units_.size()));
@@ -211,35 +235,40 @@ std::vector<std::vector<std::byte>> UnitPacker::finish() {
 UnitInfo read_unit_info(Reader &r) {
     UnitInfo i;
     i.count = r.get<std::uint32_t>();
-    if (i.count == 0)
+    if (i.count == 0) {
         throw ProtocolError("data unit of an empty stream");
+    }
     return i;
 }
 
 std::optional<Record> next_record(Reader &r) {
-    if (r.done())
+    if (r.done()) {
         return std::nullopt;
+    }
     Record rec;
     const auto k = r.get<std::uint8_t>();
     const bool wide = (k & kRecordWideFlag) != 0;
     const auto kind = static_cast<std::uint8_t>(k & ~kRecordWideFlag);
-    if (kind < 1 || kind > 3)
+    if (kind < 1 || kind > 3) {
         throw ProtocolError("data record of unknown kind");
+    }
     rec.kind = static_cast<RecordKind>(kind);
     rec.a = r.get<std::uint32_t>();
     rec.b = r.get<std::uint64_t>();
     if (wide) {
         rec.total = r.get<std::uint64_t>();
         rec.chunk_off = r.get<std::uint64_t>();
-        if (rec.total <= 0xffffffffu)
+        if (rec.total <= 0xffffffffu) {
             throw ProtocolError("data record with a needlessly wide header");
+        }
     } else {
         rec.total = r.get<std::uint32_t>();
         rec.chunk_off = r.get<std::uint32_t>();
     }
     const auto len = r.get<std::uint32_t>();
-    if (rec.chunk_off > rec.total || len > rec.total - rec.chunk_off)
+    if (rec.chunk_off > rec.total || len > rec.total - rec.chunk_off) {
         throw ProtocolError("data record chunk outside its record");
+    }
     rec.chunk = r.bytes(len);
     return rec;
 }

@@ -10,8 +10,9 @@ namespace bsp::rt {
 
 std::uint64_t Outgoing::bytes() const {
     std::uint64_t n = 0;
-    for (const auto &r : records)
+    for (const auto &r : records) {
         n += r.data.size();
+    }
     return n;
 }
 
@@ -22,10 +23,12 @@ struct Butterfly {
     int q = 1;
     std::uint32_t rounds = 0;
     explicit Butterfly(int nprocs) {
-        while (q * 2 <= nprocs)
+        while (q * 2 <= nprocs) {
             q *= 2;
-        for (int d = 1; d < q; d *= 2)
+        }
+        for (int d = 1; d < q; d *= 2) {
             ++rounds;
+        }
     }
     std::uint32_t last_round() const { return rounds + 1; }
 };
@@ -37,18 +40,21 @@ constexpr std::uint64_t kSmallestUnitBytes = 256;
 
 Messaging::Messaging(int pid, int nprocs, Transport *transport, MessagingConfig cfg)
     : pid_(pid), nprocs_(nprocs), transport_(transport), cfg_(cfg) {
-    if (nprocs_ > 1 && cfg_.unit_bytes == 0)
+    if (nprocs_ > 1 && cfg_.unit_bytes == 0) {
         cfg_.unit_bytes = transport_->max_message_bytes();
+    }
     // The (sender, round) pairs of the barrier messages this process receives.
     const Butterfly b(nprocs_);
     if (pid_ >= b.q) {
         barrier_from_.insert({pid_ - b.q, b.last_round()});
     } else {
-        if (pid_ + b.q < nprocs_)
+        if (pid_ + b.q < nprocs_) {
             barrier_from_.insert({pid_ + b.q, 0});
+        }
         std::uint32_t round = 1;
-        for (int d = 1; d < b.q; d *= 2, ++round)
+        for (int d = 1; d < b.q; d *= 2, ++round) {
             barrier_from_.insert({pid_ ^ d, round});
+        }
     }
     peers_.resize(static_cast<std::size_t>(nprocs_));
 }
@@ -68,8 +74,9 @@ std::uint64_t Messaging::stream_bound(const PeerStep &p) const {
 }
 
 void Messaging::start_superstep(std::uint64_t superstep) {
-    if (superstep == cur_)
+    if (superstep == cur_) {
         return;
+    }
     cur_ = superstep;
     std::fill(peers_.begin(), peers_.end(), PeerStep{});
     barrier_seen_.erase(barrier_seen_.begin(), barrier_seen_.lower_bound({superstep, -1, 0}));
@@ -92,18 +99,22 @@ bool Messaging::admit(const Received &r, const MsgHeader &h) {
     if (h.type == MsgType::Barrier) {
         // This superstep's while its barrier runs, or the next one's (a peer that is
         // already there): each (sender, round) of the butterfly once.
-        if (!(h.superstep == cur_ + 1 || (h.superstep == cur_ && in_barrier_)))
+        if (!(h.superstep == cur_ + 1 || (h.superstep == cur_ && in_barrier_))) {
             return false;
-        if (!barrier_from_.count({r.src, h.aux}))
+        }
+        if (!barrier_from_.count({r.src, h.aux})) {
             return false;
+        }
         return barrier_seen_.insert({h.superstep, r.src, h.aux}).second;
     }
-    if (h.superstep != cur_)
+    if (h.superstep != cur_) {
         return false;  // counts and data only ever arrive for the superstep being run
+    }
     if (h.type == MsgType::Counts) {
         // Once per sender; once the matrix is known, only from those that send to us.
-        if (p.counts || (exchanging_ && !p.sends_to_us))
+        if (p.counts || (exchanging_ && !p.sends_to_us)) {
             return false;
+        }
         Reader rd(r.bytes);
         read_header(rd);
         const Counts c = decode_counts(rd);
@@ -115,8 +126,9 @@ bool Messaging::admit(const Received &r, const MsgHeader &h) {
     // Data: after the sender's counts (the transport keeps each sender's order), or, from
     // a sender with no counts for us, only replies to our gets; within what they announce.
     const bool announced = p.counts || (exchanging_ && !p.sends_to_us);
-    if (!announced || p.data_kept + r.bytes.size() > stream_bound(p))
+    if (!announced || p.data_kept + r.bytes.size() > stream_bound(p)) {
         return false;
+    }
     p.data_kept += r.bytes.size();
     return true;
 }
@@ -124,10 +136,11 @@ bool Messaging::admit(const Received &r, const MsgHeader &h) {
 void Messaging::stash_or_drop(Received r) {
     Reader rd(r.bytes);
     const MsgHeader h = read_header(rd);
-    if (h.superstep + 1 < cur_ || h.superstep > cur_ + 1)
+    if (h.superstep + 1 < cur_ || h.superstep > cur_ + 1) {
         throw ProtocolError("messaging-layer message of superstep " + std::to_string(h.superstep) +
                             " from process " + std::to_string(r.src) + " during superstep " +
                             std::to_string(cur_));
+    }
     if (!admit(r, h)) {
         stash_stats_.dropped++;
         stash_stats_.dropped_bytes += r.bytes.size();
@@ -146,8 +159,9 @@ void Messaging::send(int dst, std::vector<std::byte> msg, unsigned flags) {
 
 bool Messaging::matches(const Received &r, MsgType type, std::uint64_t superstep, std::int64_t aux,
                         int src) const {
-    if (src >= 0 && r.src != src)
+    if (src >= 0 && r.src != src) {
         return false;
+    }
     Reader rd(r.bytes);
     MsgHeader h = read_header(rd);
     return h.type == type && h.superstep == superstep && (aux < 0 || h.aux == aux);
@@ -164,17 +178,20 @@ Received Messaging::take(MsgType type, std::uint64_t superstep, std::int64_t aux
     }
     for (;;) {
         auto r = transport_->receive();
-        if (!r)
+        if (!r) {
             throw TornDown();
-        if (r->src < 0 || r->src >= nprocs_ || r->src == pid_)
+        }
+        if (r->src < 0 || r->src >= nprocs_ || r->src == pid_) {
             throw ProtocolError("message from an unknown process");
+        }
         if (matches(*r, type, superstep, aux, src)) {
             // What the stash admits later depends on what was taken too (a second barrier
             // message of the round, the sender's counts).
             Reader rd(r->bytes);
             const MsgHeader h = read_header(rd);
-            if (h.type != MsgType::Data)
+            if (h.type != MsgType::Data) {
                 (void)admit(*r, h);
+            }
             return std::move(*r);
         }
         stash_or_drop(std::move(*r));
@@ -207,52 +224,70 @@ std::vector<Contribution> Messaging::barrier(std::uint64_t superstep, const Cont
         send(pid_ - q, encode_barrier(superstep, 0, known), Transport::kSync);
         merge(take(MsgType::Barrier, superstep, last_round, pid_ - q));
     } else {
-        if (pid_ + q < nprocs_)
+        if (pid_ + q < nprocs_) {
             merge(take(MsgType::Barrier, superstep, 0, pid_ + q));
+        }
         std::uint32_t round = 1;
         for (int d = 1; d < q; d *= 2, ++round) {
             const int partner = pid_ ^ d;
             send(partner, encode_barrier(superstep, round, known), Transport::kSync);
             merge(take(MsgType::Barrier, superstep, round, partner));
         }
-        if (pid_ + q < nprocs_)
+        if (pid_ + q < nprocs_) {
             send(pid_ + q, encode_barrier(superstep, last_round, known), Transport::kSync);
+        }
     }
     in_barrier_ = false;
     std::vector<Contribution> all;
     all.reserve(known.size());
     for (auto &c : known) {
-        if (!c)
+        if (!c) {
             throw ProtocolError("barrier completed without every contribution");
+        }
         all.push_back(std::move(*c));
     }
-    if (transport_)
+    if (transport_) {
         transport_->barrier_completed(superstep);
+    }
     return all;
 }
 
-std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
-    std::uint64_t superstep, const BitMatrix &m, const std::vector<Outgoing> &out,
-    const GetServer &serve) {
-    const auto n = static_cast<std::size_t>(nprocs_);
-    std::vector<std::vector<std::vector<std::byte>>> in(n);
+UnitsBySource Messaging::exchange(std::uint64_t superstep, const BitMatrix &m,
+                                  const std::vector<Outgoing> &out, const GetServer &serve) {
     stats_ = SuperstepStats{};
-    if (nprocs_ == 1)
-        return in;
+    if (nprocs_ == 1) {
+        return UnitsBySource(1);
+    }
     start_superstep(superstep);
     exchanging_ = true;
     for (int k = 0; k < nprocs_; ++k) {
         PeerStep &p = peers_[static_cast<std::size_t>(k)];
         p.sends_to_us = k != pid_ && m.get(k, pid_);
         p.our_gets = out[static_cast<std::size_t>(k)].gets.size();
-        for (const auto &g : out[static_cast<std::size_t>(k)].gets)
+        for (const auto &g : out[static_cast<std::size_t>(k)].gets) {
             p.our_get_bytes += g.nbytes;
+        }
     }
+    const std::vector<Counts> counts = exchange_counts(superstep, m, out);
+    const std::vector<bool> expect = expect_streams(counts, out);
+    // Pacing from the global load, then the data streams in schedule order.
+    stats_.pacing_rate = pacing_rate(m, pid_, cfg_.schedule, cfg_.link_rate);
+    transport_->set_pacing_rate(stats_.pacing_rate);
+    send_streams(superstep, out, counts, serve);
+    UnitsBySource in = receive_streams(superstep, expect);
+    transport_->flush_sends();
+    exchanging_ = false;
+    return in;
+}
 
-    // Total exchange of counts among the processes that communicate.
+// Total exchange of counts among the processes that communicate. Returns, per source pid,
+// the counts it sent us (zero for those that send us nothing).
+std::vector<Counts> Messaging::exchange_counts(std::uint64_t superstep, const BitMatrix &m,
+                                               const std::vector<Outgoing> &out) {
     for (int j = 0; j < nprocs_; ++j) {
-        if (j == pid_ || !m.get(pid_, j))
+        if (j == pid_ || !m.get(pid_, j)) {
             continue;
+        }
         const Outgoing &o = out[static_cast<std::size_t>(j)];
         Counts c;
         c.data_bytes = o.bytes();
@@ -260,25 +295,33 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
         c.gets = o.gets;
         send(j, encode_counts(superstep, c));
     }
-    std::vector<Counts> counts(n);
+    std::vector<Counts> counts(static_cast<std::size_t>(nprocs_));
     for (int k = 0; k < nprocs_; ++k) {
-        if (k == pid_ || !m.get(k, pid_))
+        if (k == pid_ || !m.get(k, pid_)) {
             continue;
+        }
         Received r = take(MsgType::Counts, superstep, -1, k);
         Reader rd(r.bytes);
         read_header(rd);
         counts[static_cast<std::size_t>(k)] = decode_counts(rd);
     }
+    return counts;
+}
 
-    // Expected data streams: from k when k has puts/sends for us, or we asked k for data.
-    std::vector<bool> expect(n, false);
+// Expected data streams: from k when k has puts/sends for us, or we asked k for data. Each
+// is announced to the transport with a lower bound of its units and its bytes.
+std::vector<bool> Messaging::expect_streams(const std::vector<Counts> &counts,
+                                            const std::vector<Outgoing> &out) {
+    std::vector<bool> expect(static_cast<std::size_t>(nprocs_), false);
     for (int k = 0; k < nprocs_; ++k) {
-        if (k == pid_)
+        if (k == pid_) {
             continue;
+        }
         const auto ku = static_cast<std::size_t>(k);
         std::uint64_t bytes = counts[ku].data_bytes;
-        for (const auto &g : out[ku].gets)
+        for (const auto &g : out[ku].gets) {
             bytes += g.nbytes;
+        }
         expect[ku] = counts[ku].records > 0 || !out[ku].gets.empty();
         if (expect[ku]) {
             // A unit holds at most unit_bytes - kUnitHeaderBytes bytes of records, and
@@ -289,62 +332,76 @@ std::vector<std::vector<std::vector<std::byte>>> Messaging::exchange(
             transport_->expect_from(k, static_cast<std::uint32_t>(units), bytes);
         }
     }
+    return expect;
+}
 
-    // Pacing from the global load, then the data streams in schedule order.
-    stats_.pacing_rate = pacing_rate(m, pid_, cfg_.schedule, cfg_.link_rate);
-    transport_->set_pacing_rate(stats_.pacing_rate);
+// The data streams, in the schedule's destination order: our puts and sends to j, then
+// the replies to j's get requests, packed into units.
+void Messaging::send_streams(std::uint64_t superstep, const std::vector<Outgoing> &out,
+                             const std::vector<Counts> &counts, const GetServer &serve) {
     for (int j : destination_order(cfg_.schedule, pid_, nprocs_, superstep, cfg_.seed)) {
         const auto ju = static_cast<std::size_t>(j);
         const Outgoing &o = out[ju];
         const auto &requests = counts[ju].gets;
-        if (o.records.empty() && requests.empty())
+        if (o.records.empty() && requests.empty()) {
             continue;
+        }
         UnitPacker packer(superstep, cfg_.unit_bytes, cfg_.combine);
-        for (const auto &r : o.records)
+        for (const auto &r : o.records) {
             packer.add(r.kind, r.a, r.b, r.data);
-        for (const auto &g : requests)
+        }
+        for (const auto &g : requests) {
             packer.add(RecordKind::Reply, g.id, 0, serve(j, g));
+        }
         auto units = packer.finish();
         stats_.send_order.push_back(j);
         stats_.units_sent += units.size();
-        for (std::size_t u = 0; u < units.size(); ++u)
+        for (std::size_t u = 0; u < units.size(); ++u) {
             send(j, std::move(units[u]), u + 1 == units.size() ? Transport::kLast : 0);
+        }
     }
+}
 
-    // Completion by counting: every expected stream announces its number of units. The
-    // count comes from the peer: units are kept by index as they arrive (memory grows with
-    // what was received, never with what was announced).
+// Completion by counting: every expected stream announces its number of units. The count
+// comes from the peer: units are kept by index as they arrive (memory grows with what was
+// received, never with what was announced).
+UnitsBySource Messaging::receive_streams(std::uint64_t superstep, const std::vector<bool> &expect) {
+    const auto n = static_cast<std::size_t>(nprocs_);
+    UnitsBySource in(n);
     std::vector<std::uint32_t> announced(n, 0);
-    std::vector<std::map<std::uint32_t, std::vector<std::byte>>> arrived(n);
+    std::vector<std::map<std::uint32_t, DataUnit>> arrived(n);
     std::size_t pending = 0;
-    for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t k = 0; k < n; ++k) {
         pending += expect[k] ? 1 : 0;
+    }
     while (pending > 0) {
         Received r = take_any(MsgType::Data, superstep);
         const auto ku = static_cast<std::size_t>(r.src);
-        if (!expect[ku])
+        if (!expect[ku]) {
             throw ProtocolError("data from process " + std::to_string(r.src) +
                                 " which announced none");
+        }
         Reader rd(r.bytes);
         MsgHeader h = read_header(rd);
         UnitInfo info = read_unit_info(rd);
-        if (announced[ku] == 0)
+        if (announced[ku] == 0) {
             announced[ku] = info.count;
+        }
         auto &units = arrived[ku];
         if (info.count != announced[ku] || h.aux >= info.count || !in[ku].empty() ||
-            units.count(h.aux) != 0)
+            units.count(h.aux) != 0) {
             throw ProtocolError("inconsistent data unit from process " + std::to_string(r.src));
+        }
         units.emplace(h.aux, std::move(r.bytes));
         if (units.size() == announced[ku]) {
             in[ku].reserve(units.size());
-            for (auto &u : units)
+            for (auto &u : units) {
                 in[ku].push_back(std::move(u.second));
+            }
             units.clear();
             --pending;
         }
     }
-    transport_->flush_sends();
-    exchanging_ = false;
     return in;
 }
 

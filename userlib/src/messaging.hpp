@@ -73,6 +73,12 @@ struct StashStats {
     std::uint64_t peak_bytes = 0;     // largest number of bytes ever kept at once
 };
 
+// One data unit as it arrived (a transport message of step 4: header, unit info, records).
+using DataUnit = std::vector<std::byte>;
+// Per source pid, the data units received from it, in unit order (empty for sources that
+// sent nothing): what Messaging::exchange returns and Runtime::deliver applies.
+using UnitsBySource = std::vector<std::vector<DataUnit>>;
+
 class Messaging {
   public:
     Messaging(int pid, int nprocs, Transport *transport, MessagingConfig cfg);
@@ -83,10 +89,8 @@ class Messaging {
     // Steps 2-4. out[j] is what goes to process j (out[pid] is ignored: local operations
     // never reach the transport). Returns, per source pid, the data units received
     // (in unit order; empty for sources that sent nothing).
-    std::vector<std::vector<std::vector<std::byte>>> exchange(std::uint64_t superstep,
-                                                              const BitMatrix &m,
-                                                              const std::vector<Outgoing> &out,
-                                                              const GetServer &serve);
+    UnitsBySource exchange(std::uint64_t superstep, const BitMatrix &m,
+                           const std::vector<Outgoing> &out, const GetServer &serve);
 
     const SuperstepStats &stats() const { return stats_; }
     const MessagingConfig &config() const { return cfg_; }
@@ -107,6 +111,14 @@ class Messaging {
     // rounds, the sender's counts, data bytes kept).
     bool admit(const Received &r, const MsgHeader &h);
     void start_superstep(std::uint64_t superstep);
+    // The steps of exchange().
+    std::vector<Counts> exchange_counts(std::uint64_t superstep, const BitMatrix &m,
+                                        const std::vector<Outgoing> &out);
+    std::vector<bool> expect_streams(const std::vector<Counts> &counts,
+                                     const std::vector<Outgoing> &out);
+    void send_streams(std::uint64_t superstep, const std::vector<Outgoing> &out,
+                      const std::vector<Counts> &counts, const GetServer &serve);
+    UnitsBySource receive_streams(std::uint64_t superstep, const std::vector<bool> &expect);
 
     // What one sender may still send in superstep cur_.
     struct PeerStep {

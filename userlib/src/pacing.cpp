@@ -7,11 +7,13 @@ namespace bsp::rt {
 int expected_concurrent_senders(const BitMatrix &m, int j, Schedule s) {
     // Sender k reaches j at step (j - k) mod p: no two senders share a step. Answered
     // without the fan-in, an O(p) column scan: pacing_rate stays O(p) per process.
-    if (s == Schedule::LatinSquare)
+    if (s == Schedule::LatinSquare) {
         return 1;
+    }
     const int fan_in = m.fan_in(j) - (m.get(j, j) ? 1 : 0);
-    if (fan_in <= 1)
+    if (fan_in <= 1) {
         return 1;
+    }
     switch (s) {
         case Schedule::LatinSquare:
             // Sender k reaches j at step (j - k) mod p: no two senders share a step.
@@ -29,12 +31,15 @@ int expected_concurrent_senders(const BitMatrix &m, int j, Schedule s) {
 }
 
 std::uint64_t pacing_rate(const BitMatrix &m, int pid, Schedule s, std::uint64_t link_rate) {
-    if (link_rate == 0)
+    if (link_rate == 0) {
         return 0;
+    }
     int worst = 1;
-    for (int j = 0; j < m.size(); ++j)
-        if (j != pid && m.get(pid, j))
+    for (int j = 0; j < m.size(); ++j) {
+        if (j != pid && m.get(pid, j)) {
             worst = std::max(worst, expected_concurrent_senders(m, j, s));
+        }
+    }
     const std::uint64_t share = link_rate / static_cast<std::uint64_t>(worst);
     return std::max<std::uint64_t>(
         1, share / 1000 * kPacingHeadroomPermille + share % 1000 * kPacingHeadroomPermille / 1000);

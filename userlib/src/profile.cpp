@@ -11,8 +11,9 @@ namespace bsp::rt {
 
 Profile::Profile(const std::string &path, int pid, int nprocs) {
     f_ = std::fopen(path.c_str(), "w");
-    if (f_ == nullptr)
+    if (f_ == nullptr) {
         throw std::runtime_error("BSP_PROFILE: cannot write " + path + ": " + std::strerror(errno));
+    }
     std::fprintf(f_, "# bspprof trace 1 pid %d nprocs %d\n", pid, nprocs);
     std::fprintf(f_,
                  "# superstep begin enter_sync barrier_done end (s) out: put_bytes put_n "
@@ -25,16 +26,18 @@ Profile::~Profile() {
 }
 
 void Profile::close() {
-    if (f_)
+    if (f_) {
         std::fclose(f_);
+    }
     f_ = nullptr;
 }
 
 // A location as module+offset (tools/bspprof resolves it with addr2line).
 std::string Profile::describe(const void *location) {
     Dl_info info;
-    if (location == nullptr || !dladdr(location, &info) || info.dli_fname == nullptr)
+    if (location == nullptr || !dladdr(location, &info) || info.dli_fname == nullptr) {
         return "?";
+    }
     char off[32];
     // The return address is after the call: one byte back is inside it.
     std::snprintf(off, sizeof off, "+0x%" PRIxPTR,
@@ -44,11 +47,13 @@ std::string Profile::describe(const void *location) {
 }
 
 void Profile::write(std::uint64_t superstep, const SuperstepProfile &s) {
-    if (f_ == nullptr)
+    if (f_ == nullptr) {
         return;
+    }
     auto it = names_.find(location_);
-    if (it == names_.end())
+    if (it == names_.end()) {
         it = names_.emplace(location_, describe(location_)).first;
+    }
     const std::string &where = it->second;
     std::fprintf(
         f_,

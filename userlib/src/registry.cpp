@@ -44,20 +44,24 @@ std::optional<std::string> Registry::pop(const void *addr) {
     std::uint64_t best_seq = 0;
     for (std::uint32_t i = 0; i < slots_.size(); ++i) {
         const Slot &s = slots_[i];
-        if (!s.active || s.addr != addr || s.seq <= best_seq)
+        if (!s.active || s.addr != addr || s.seq <= best_seq) {
             continue;
-        if (popping(i))
+        }
+        if (popping(i)) {
             continue;
+        }
         best = i;
         best_seq = s.seq;
     }
     if (!best) {
         bool popped = false;
-        for (std::uint32_t i : ops_.pop_slots)
+        for (std::uint32_t i : ops_.pop_slots) {
             popped = popped || ((i & kPendingPush) ? pending_addrs_[i & ~kPendingPush]
                                                    : slots_[i].addr) == addr;
-        if (popped)
+        }
+        if (popped) {
             return "area has already been deregistered in this superstep";
+        }
         return "area is not registered";
     }
     ops_.pop_slots.push_back(*best);
@@ -70,17 +74,20 @@ void Registry::commit_pushes(const std::vector<RegOps> &all) {
     for (std::size_t k = 0; k < ops_.push_sizes.size(); ++k) {
         // Lowest free slot; slots being popped in this superstep are still in use.
         std::uint32_t slot = 0;
-        while (slot < slots_.size() && slots_[slot].active)
+        while (slot < slots_.size() && slots_[slot].active) {
             ++slot;
-        if (slot == slots_.size())
+        }
+        if (slot == slots_.size()) {
             slots_.emplace_back();
+        }
         Slot &s = slots_[slot];
         s.addr = pending_addrs_[k];
         s.active = true;
         s.seq = next_seq_++;
         s.sizes.assign(nprocs, 0);
-        for (std::size_t p = 0; p < nprocs; ++p)
+        for (std::size_t p = 0; p < nprocs; ++p) {
             s.sizes[p] = all[p].push_sizes[k];
+        }
         pushed_slots_.push_back(slot);
     }
 }

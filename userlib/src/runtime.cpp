@@ -12,12 +12,13 @@ std::string ordinal(std::size_t i) {
     const std::size_t n = i + 1;
     const char *suffix = "th";
     if (n % 100 < 11 || n % 100 > 13) {
-        if (n % 10 == 1)
+        if (n % 10 == 1) {
             suffix = "st";
-        else if (n % 10 == 2)
+        } else if (n % 10 == 2) {
             suffix = "nd";
-        else if (n % 10 == 3)
+        } else if (n % 10 == 3) {
             suffix = "rd";
+        }
     }
     return std::to_string(n) + suffix;
 }
@@ -28,9 +29,10 @@ std::string times(std::size_t n) {
 
 // What a pop names (RegOps::pop_slots), for the messages of a registration mismatch.
 std::string popped(std::uint32_t slot) {
-    if (slot & kPendingPush)
+    if (slot & kPendingPush) {
         return "the registration of its " + ordinal(slot & ~kPendingPush) +
                " bsp_push_reg of this superstep";
+    }
     return "registration slot " + std::to_string(slot);
 }
 
@@ -59,59 +61,68 @@ double Runtime::time() const {
 }
 
 void Runtime::check_pid(std::string_view call, int pid) const {
-    if (pid < 0 || pid >= nprocs_)
+    if (pid < 0 || pid >= nprocs_) {
         throw Misuse(
             call, pid_,
             "bad pid " + std::to_string(pid) + " (nprocs is " + std::to_string(nprocs_) + ")");
+    }
 }
 
 std::uint32_t Runtime::registered_slot(std::string_view call, const void *addr,
                                        std::string_view what) const {
     auto slot = registry_.find(addr);
-    if (slot)
+    if (slot) {
         return *slot;
+    }
     std::string reason(what);
-    if (registry_.pending_push(addr))
+    if (registry_.pending_push(addr)) {
         reason +=
             " area is not registered yet (a registration takes effect at the next "
             "bsp_sync)";
-    else
+    } else {
         reason += " area is not registered (never registered, or deregistered by bsp_pop_reg)";
+    }
     throw Misuse(call, pid_, reason);
 }
 
 void Runtime::check_range(std::string_view call, int pid, std::uint32_t slot, std::int64_t offset,
                           std::int64_t nbytes, std::string_view what) const {
-    if (offset < 0)
+    if (offset < 0) {
         throw Misuse(call, pid_, "negative offset " + std::to_string(offset));
-    if (nbytes < 0)
+    }
+    if (nbytes < 0) {
         throw Misuse(call, pid_, "negative size " + std::to_string(nbytes));
+    }
     const std::int64_t size = registry_.size_at(slot, pid);
     // Both are >= 0: this is offset + nbytes > size without overflowing.
-    if (offset > size || nbytes > size - offset)
+    if (offset > size || nbytes > size - offset) {
         throw Misuse(call, pid_,
                      "offset " + std::to_string(offset) + " + " + std::to_string(nbytes) +
                          " bytes is outside the " + std::to_string(size) + " bytes of the " +
                          std::string(what) + " area registered by process " + std::to_string(pid));
+    }
 }
 
 void Runtime::check_count(std::string_view call, int pid, std::size_t n,
                           std::string_view what) const {
-    if (n >= 0xffffffffu)
+    if (n >= 0xffffffffu) {
         throw Misuse(call, pid_,
                      "more than 4294967295 " + std::string(what) + " to process " +
                          std::to_string(pid) + " in one superstep");
+    }
 }
 
 void Runtime::push_reg(std::string_view call, const void *ident, std::int64_t size) {
-    if (size < 0)
+    if (size < 0) {
         throw Misuse(call, pid_, "negative size " + std::to_string(size));
+    }
     registry_.push(ident, size);
 }
 
 void Runtime::pop_reg(std::string_view call, const void *ident) {
-    if (auto err = registry_.pop(ident))
+    if (auto err = registry_.pop(ident)) {
         throw Misuse(call, pid_, *err);
+    }
 }
 
 void Runtime::put(std::string_view call, int pid, const void *src, void *dst, std::int64_t offset,
@@ -119,10 +130,12 @@ void Runtime::put(std::string_view call, int pid, const void *src, void *dst, st
     check_pid(call, pid);
     const std::uint32_t slot = registered_slot(call, dst, "destination");
     check_range(call, pid, slot, offset, nbytes, "destination");
-    if (nbytes == 0)
+    if (nbytes == 0) {
         return;
-    if (src == nullptr)
+    }
+    if (src == nullptr) {
         throw Misuse(call, pid_, "source pointer is NULL");
+    }
     DestOps &d = ops_[static_cast<std::size_t>(pid)];
     check_count(call, pid, d.records.size(), "puts and sends");
     Buffered b;
@@ -145,10 +158,12 @@ void Runtime::get(std::string_view call, int pid, const void *src, std::int64_t 
     check_pid(call, pid);
     const std::uint32_t slot = registered_slot(call, src, "source");
     check_range(call, pid, slot, offset, nbytes, "source");
-    if (nbytes == 0)
+    if (nbytes == 0) {
         return;
-    if (dst == nullptr)
+    }
+    if (dst == nullptr) {
         throw Misuse(call, pid_, "destination pointer is NULL");
+    }
     DestOps &d = ops_[static_cast<std::size_t>(pid)];
     check_count(call, pid, d.gets.size(), "gets");
     PendingGet g;
@@ -162,12 +177,14 @@ void Runtime::get(std::string_view call, int pid, const void *src, std::int64_t 
 }
 
 std::int64_t Runtime::set_tagsize(std::string_view call, std::int64_t tag_bytes) {
-    if (tag_bytes < 0)
+    if (tag_bytes < 0) {
         throw Misuse(call, pid_, "negative tag size " + std::to_string(tag_bytes));
-    if (tag_bytes > kMaxTagBytes)
+    }
+    if (tag_bytes > kMaxTagBytes) {
         throw Misuse(call, pid_,
                      "tag size " + std::to_string(tag_bytes) + " is larger than the largest, " +
                          std::to_string(kMaxTagBytes) + " bytes");
+    }
     const std::int64_t previous = tagsize_request_ >= 0 ? tagsize_request_ : tagsize_;
     tagsize_request_ = tag_bytes;
     return previous;
@@ -176,13 +193,16 @@ std::int64_t Runtime::set_tagsize(std::string_view call, std::int64_t tag_bytes)
 void Runtime::send(std::string_view call, int pid, const void *tag, const void *payload,
                    std::int64_t nbytes) {
     check_pid(call, pid);
-    if (nbytes < 0)
+    if (nbytes < 0) {
         throw Misuse(call, pid_, "negative payload size " + std::to_string(nbytes));
-    if (tag == nullptr && tagsize_ > 0)
+    }
+    if (tag == nullptr && tagsize_ > 0) {
         throw Misuse(call, pid_,
                      "tag pointer is NULL but the tag size is " + std::to_string(tagsize_));
-    if (payload == nullptr && nbytes > 0)
+    }
+    if (payload == nullptr && nbytes > 0) {
         throw Misuse(call, pid_, "payload pointer is NULL");
+    }
     DestOps &d = ops_[static_cast<std::size_t>(pid)];
     check_count(call, pid, d.records.size(), "puts and sends");
     Buffered b;
@@ -202,10 +222,12 @@ void Runtime::send(std::string_view call, int pid, const void *tag, const void *
 }
 
 void Runtime::qsize(std::int64_t *nmessages, std::int64_t *accum_nbytes) const {
-    if (nmessages)
+    if (nmessages) {
         *nmessages = static_cast<std::int64_t>(queue_.count());
-    if (accum_nbytes)
+    }
+    if (accum_nbytes) {
         *accum_nbytes = static_cast<std::int64_t>(queue_.payload_total());
+    }
 }
 
 std::int64_t Runtime::queue_tagsize() const {
@@ -213,37 +235,45 @@ std::int64_t Runtime::queue_tagsize() const {
 }
 
 std::int64_t Runtime::get_tag(void *tag) const {
-    if (queue_.empty())
+    if (queue_.empty()) {
         return -1;
+    }
     const auto &m = queue_.front();
-    if (m.tag_bytes > 0 && tag)
+    if (m.tag_bytes > 0 && tag) {
         std::memcpy(tag, m.data.data(), m.tag_bytes);
+    }
     return static_cast<std::int64_t>(m.payload_bytes());
 }
 
 void Runtime::move(std::string_view call, void *payload, std::int64_t reception_nbytes) {
-    if (queue_.empty())
+    if (queue_.empty()) {
         throw Misuse(call, pid_, "the message queue is empty");
-    if (reception_nbytes < 0)
+    }
+    if (reception_nbytes < 0) {
         throw Misuse(call, pid_, "negative reception size " + std::to_string(reception_nbytes));
+    }
     const auto &m = queue_.front();
     const std::size_t n = std::min(m.payload_bytes(), static_cast<std::size_t>(reception_nbytes));
     if (n > 0) {
-        if (payload == nullptr)
+        if (payload == nullptr) {
             throw Misuse(call, pid_, "payload pointer is NULL");
+        }
         std::memcpy(payload, m.data.data() + m.tag_bytes, n);
     }
     queue_.pop();
 }
 
 std::int64_t Runtime::hpmove(void **tag_ptr, void **payload_ptr) {
-    if (queue_.empty())
+    if (queue_.empty()) {
         return -1;
-    auto &m = const_cast<BsmpQueue::Message &>(queue_.front());
-    if (tag_ptr)
+    }
+    auto &m = queue_.front();
+    if (tag_ptr) {
         *tag_ptr = m.data.data();
-    if (payload_ptr)
+    }
+    if (payload_ptr) {
         *payload_ptr = m.data.data() + m.tag_bytes;
+    }
     const auto len = static_cast<std::int64_t>(m.payload_bytes());
     queue_.pop();
     return len;
@@ -252,11 +282,14 @@ std::int64_t Runtime::hpmove(void **tag_ptr, void **payload_ptr) {
 void Runtime::fail_collective(int culprit, std::string_view call, const std::string &reason) {
     // Every process detects the same disagreement; the process it names reports it and
     // the others wait for the job to be torn down, so the program ends with one message.
-    if (culprit == pid_ || nprocs_ == 1)
+    if (culprit == pid_ || nprocs_ == 1) {
         throw Misuse(call, culprit, reason);
-    for (;;)
-        if (!transport_->receive())
+    }
+    for (;;) {
+        if (!transport_->receive()) {
             throw TornDown();
+        }
+    }
 }
 
 static std::string_view kind_call(SyncKind k) {
@@ -269,31 +302,34 @@ void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<C
     for (std::size_t k = 1; k < all.size(); ++k) {
         const Contribution &c = all[k];
         const int pk = static_cast<int>(k);
-        if (c.kind != first.kind)
+        if (c.kind != first.kind) {
             fail_collective(pk, kind_call(c.kind),
                             "process " + std::to_string(k) + " called " +
                                 std::string(kind_call(c.kind)) + " while process 0 called " +
                                 std::string(kind_call(first.kind)));
+        }
     }
     const std::string_view at = kind_call(kind);
     for (std::size_t k = 1; k < all.size(); ++k) {
         const Contribution &c = all[k];
         const int pk = static_cast<int>(k);
         const auto &a = c.ops, &b = first.ops;
-        if (a.push_sizes.size() != b.push_sizes.size())
+        if (a.push_sizes.size() != b.push_sizes.size()) {
             fail_collective(pk, at,
                             "registration mismatch: process " + std::to_string(k) +
                                 " called bsp_push_reg " + times(a.push_sizes.size()) +
                                 " in this superstep but process 0 called it " +
                                 times(b.push_sizes.size()));
-        if (a.pop_slots.size() != b.pop_slots.size())
+        }
+        if (a.pop_slots.size() != b.pop_slots.size()) {
             fail_collective(pk, at,
                             "registration mismatch: process " + std::to_string(k) +
                                 " called bsp_pop_reg " + times(a.pop_slots.size()) +
                                 " in this superstep but process 0 called it " +
                                 times(b.pop_slots.size()));
-        for (std::size_t i = 0; i < a.pop_slots.size(); ++i)
-            if (a.pop_slots[i] != b.pop_slots[i])
+        }
+        for (std::size_t i = 0; i < a.pop_slots.size(); ++i) {
+            if (a.pop_slots[i] != b.pop_slots[i]) {
                 fail_collective(
                     pk, at,
                     "registration mismatch: the " + ordinal(i) + " bsp_pop_reg of process " +
@@ -303,6 +339,8 @@ void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<C
                              ? popped(b.pop_slots[i])
                              : "slot " + std::to_string(b.pop_slots[i])) +
                         " (registrations are matched by the order of bsp_push_reg calls)");
+            }
+        }
         if (c.tagsize_request != first.tagsize_request) {
             auto describe = [](std::int32_t t) {
                 return t < 0 ? std::string("did not call bsp_set_tagsize")
@@ -319,8 +357,9 @@ void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<C
 
 void Runtime::count_out(SuperstepProfile &sp) const {
     for (std::size_t j = 0; j < ops_.size(); ++j) {
-        if (j == static_cast<std::size_t>(pid_))
+        if (j == static_cast<std::size_t>(pid_)) {
             continue;
+        }
         for (const auto &b : ops_[j].records) {
             if (b.rec.kind == RecordKind::Put) {
                 sp.out_put_bytes += b.len;
@@ -333,11 +372,11 @@ void Runtime::count_out(SuperstepProfile &sp) const {
     }
 }
 
-void Runtime::count_in(const std::vector<std::vector<std::vector<std::byte>>> &in,
-                       SuperstepProfile &sp) const {
+void Runtime::count_in(const UnitsBySource &in, SuperstepProfile &sp) const {
     for (std::size_t src = 0; src < in.size(); ++src) {
-        if (src == static_cast<std::size_t>(pid_))
+        if (src == static_cast<std::size_t>(pid_)) {
             continue;
+        }
         for (const auto &unit : in[src]) {
             Reader rd(unit);
             read_header(rd);
@@ -377,14 +416,17 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     mine.tagsize_request = static_cast<std::int32_t>(tagsize_request_);  // <= kMaxTagBytes
     mine.ops = registry_.pending_ops();
     mine.row.assign(n, 0);
-    for (std::size_t j = 0; j < n; ++j)
-        if (j != static_cast<std::size_t>(pid_) && !ops_[j].empty())
+    for (std::size_t j = 0; j < n; ++j) {
+        if (j != static_cast<std::size_t>(pid_) && !ops_[j].empty()) {
             mine.row[j] = 1;
+        }
+    }
 
     std::vector<Contribution> all = messaging_.barrier(superstep_, mine);
     validate(call, kind, all);
-    if (profile_)
+    if (profile_) {
         sp.barrier_done = time();
+    }
     all_ready_ = std::all_of(all.begin(), all.end(), [](const Contribution &c) { return c.ready; });
     std::vector<RegOps> reg(n);
     BitMatrix m(nprocs_);
@@ -397,8 +439,9 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     // What goes to every other process (hp puts read their source now).
     std::vector<Outgoing> out(n);
     for (std::size_t j = 0; j < n; ++j) {
-        if (j == static_cast<std::size_t>(pid_))
+        if (j == static_cast<std::size_t>(pid_)) {
             continue;
+        }
         DestOps &d = ops_[j];
         for (auto &b : d.records) {
             OutRecord r = b.rec;
@@ -406,8 +449,9 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
                               : std::span<const std::byte>(d.arena).subspan(b.arena_off, b.len);
             out[j].records.push_back(r);
         }
-        for (const auto &g : d.gets)
+        for (const auto &g : d.gets) {
             out[j].gets.push_back(g.req);
+        }
     }
     const GetServer serve = [this, &sp](int requester, const GetRequest &g) {
         if (profile_ && requester != pid_) {
@@ -415,23 +459,27 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
             ++sp.out_reply_n;
         }
         if (!registry_.active(g.slot) ||
-            !within(g.offset, g.nbytes, registry_.size_at(g.slot, pid_)))
+            !within(g.offset, g.nbytes, registry_.size_at(g.slot, pid_))) {
             throw ProtocolError("get request from process " + std::to_string(requester) +
                                 " outside a registered area");
+        }
         return as_bytes(static_cast<const std::byte *>(registry_.local_addr(g.slot)) + g.offset,
                         g.nbytes);
     };
     auto in = messaging_.exchange(superstep_, m, out, serve);
     deliver(in);
-    if (profile_)
+    if (profile_) {
         count_in(in, sp);
+    }
 
     registry_.commit_pops();
-    if (tagsize_request_ >= 0)
+    if (tagsize_request_ >= 0) {
         tagsize_ = tagsize_request_;
+    }
     tagsize_request_ = -1;
-    for (auto &d : ops_)
+    for (auto &d : ops_) {
         d = DestOps{};
+    }
     gets_issued_ = 0;
     if (profile_) {
         sp.end = time();
@@ -441,14 +489,26 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     ++superstep_;
 }
 
-void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in) {
-    const auto me = static_cast<std::size_t>(pid_);
-    DestOps &self = ops_[me];
+void Runtime::deliver(const UnitsBySource &in) {
+    apply_gets(in);
+    // Puts and sends, by source pid and then in the order they were issued.
+    std::vector<BsmpQueue::Message> messages;
+    for (std::size_t src = 0; src < in.size(); ++src) {
+        if (src == static_cast<std::size_t>(pid_)) {
+            apply_local(messages);
+        } else {
+            apply_remote(src, in[src], messages);
+        }
+    }
+    queue_.reset(std::move(messages));
+}
 
-    // Gets read their values at the end of the superstep, before any put is applied:
-    // remote gets were served during the exchange; local ones are read now. Then every
-    // get is written in the order the gets were issued, so that where destinations
-    // overlap the later get wins (the chunks of one get never overlap each other).
+// Gets read their values at the end of the superstep, before any put is applied: remote
+// gets were served during the exchange; local ones are read now. Then every get is
+// written in the order the gets were issued, so that where destinations overlap the later
+// get wins (the chunks of one get never overlap each other).
+void Runtime::apply_gets(const UnitsBySource &in) {
+    const DestOps &self = ops_[static_cast<std::size_t>(pid_)];
     struct GetWrite {
         std::uint64_t seq;
         std::byte *dst;
@@ -468,11 +528,13 @@ void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in
             read_header(rd);
             read_unit_info(rd);
             while (auto rec = next_record(rd)) {
-                if (rec->kind != RecordKind::Reply)
+                if (rec->kind != RecordKind::Reply) {
                     continue;
+                }
                 const auto &gets = ops_[src].gets;
-                if (rec->a >= gets.size() || rec->total != gets[rec->a].req.nbytes)
+                if (rec->a >= gets.size() || rec->total != gets[rec->a].req.nbytes) {
                     throw ProtocolError("get reply that matches no get request");
+                }
                 writes.push_back({gets[rec->a].seq,
                                   static_cast<std::byte *>(gets[rec->a].dst) + rec->chunk_off,
                                   rec->chunk});
@@ -481,89 +543,90 @@ void Runtime::deliver(const std::vector<std::vector<std::vector<std::byte>>> &in
     }
     std::stable_sort(writes.begin(), writes.end(),
                      [](const GetWrite &x, const GetWrite &y) { return x.seq < y.seq; });
-    for (const auto &w : writes)
+    for (const auto &w : writes) {
         std::memcpy(w.dst, w.data.data(), w.data.size());
-
-    // Puts and sends, by source pid and then in the order they were issued.
-    std::vector<BsmpQueue::Message> messages;
-    for (std::size_t src = 0; src < in.size(); ++src) {
-        if (src == me) {
-            for (const auto &b : self.records) {
-                auto data =
-                    b.hp_src ? as_bytes(b.hp_src, b.len)
-                             : std::span<const std::byte>(self.arena).subspan(b.arena_off, b.len);
-                if (b.rec.kind == RecordKind::Put) {
-                    std::memmove(static_cast<std::byte *>(registry_.local_addr(b.rec.a)) + b.rec.b,
-                                 data.data(), data.size());
-                } else {
-                    BsmpQueue::Message msg;
-                    msg.src = pid_;
-                    msg.tag_bytes = b.rec.a;
-                    msg.data.assign(data.begin(), data.end());
-                    messages.push_back(std::move(msg));
-                }
-            }
-            continue;
-        }
-        // A peer's BSMP messages carry the superstep's tag size and arrive whole: memory
-        // is reserved for a message up to what the stream holds, never what it claims.
-        std::size_t stream_bytes = 0;
-        for (const auto &unit : in[src])
-            stream_bytes += unit.size();
-        std::uint64_t send_left = 0;  // bytes still due to the message being assembled
-        for (const auto &unit : in[src]) {
-            Reader rd(unit);
-            read_header(rd);
-            read_unit_info(rd);
-            while (auto rec = next_record(rd)) {
-                switch (rec->kind) {
-                    case RecordKind::Reply:
-                        break;
-                    case RecordKind::Put: {
-                        if (!registry_.active(rec->a) ||
-                            !within(rec->b, rec->total, registry_.size_at(rec->a, pid_)))
-                            throw ProtocolError("put from process " + std::to_string(src) +
-                                                " outside a registered area");
-                        std::memcpy(static_cast<std::byte *>(registry_.local_addr(rec->a)) +
-                                        rec->b + rec->chunk_off,
-                                    rec->chunk.data(), rec->chunk.size());
-                        break;
-                    }
-                    case RecordKind::Send: {
-                        if (rec->chunk_off == 0) {
-                            if (send_left != 0)
-                                throw ProtocolError("BSMP message from process " +
-                                                    std::to_string(src) + " cut short");
-                            if (rec->a != static_cast<std::uint64_t>(tagsize_))
-                                throw ProtocolError(
-                                    "BSMP message from process " + std::to_string(src) +
-                                    " with a tag of " + std::to_string(rec->a) +
-                                    " bytes (the tag size is " + std::to_string(tagsize_) + ")");
-                            if (rec->a > rec->total)
-                                throw ProtocolError("BSMP message shorter than its tag");
-                            BsmpQueue::Message msg;
-                            msg.src = static_cast<int>(src);
-                            msg.tag_bytes = rec->a;
-                            msg.data.reserve(static_cast<std::size_t>(
-                                std::min<std::uint64_t>(rec->total, stream_bytes)));
-                            messages.push_back(std::move(msg));
-                            send_left = rec->total;
-                        }
-                        if (messages.empty() || messages.back().src != static_cast<int>(src) ||
-                            messages.back().data.size() != rec->chunk_off)
-                            throw ProtocolError("BSMP message continued out of order");
-                        auto &d = messages.back().data;
-                        d.insert(d.end(), rec->chunk.begin(), rec->chunk.end());
-                        send_left -= rec->chunk.size();
-                        break;
-                    }
-                }
-            }
-        }
-        if (send_left != 0)
-            throw ProtocolError("BSMP message from process " + std::to_string(src) + " cut short");
     }
-    queue_.reset(std::move(messages));
+}
+
+// This process's own puts and sends, which never left it.
+void Runtime::apply_local(std::vector<BsmpQueue::Message> &messages) {
+    const DestOps &self = ops_[static_cast<std::size_t>(pid_)];
+    for (const auto &b : self.records) {
+        auto data = b.hp_src ? as_bytes(b.hp_src, b.len)
+                             : std::span<const std::byte>(self.arena).subspan(b.arena_off, b.len);
+        if (b.rec.kind == RecordKind::Put) {
+            std::memmove(static_cast<std::byte *>(registry_.local_addr(b.rec.a)) + b.rec.b,
+                         data.data(), data.size());
+        } else {
+            BsmpQueue::Message msg;
+            msg.src = pid_;
+            msg.tag_bytes = b.rec.a;
+            msg.data.assign(data.begin(), data.end());
+            messages.push_back(std::move(msg));
+        }
+    }
+}
+
+// The puts and sends of process @src, from its data units. A peer's BSMP messages carry
+// the superstep's tag size and arrive whole: memory is reserved for a message up to what
+// the stream holds, never what it claims.
+void Runtime::apply_remote(std::size_t src, const std::vector<DataUnit> &units,
+                           std::vector<BsmpQueue::Message> &messages) {
+    const std::string from = "process " + std::to_string(src);
+    std::size_t stream_bytes = 0;
+    for (const auto &unit : units) {
+        stream_bytes += unit.size();
+    }
+    std::uint64_t send_left = 0;  // bytes still due to the message being assembled
+    for (const auto &unit : units) {
+        Reader rd(unit);
+        read_header(rd);
+        read_unit_info(rd);
+        while (auto rec = next_record(rd)) {
+            if (rec->kind == RecordKind::Put) {
+                if (!registry_.active(rec->a) ||
+                    !within(rec->b, rec->total, registry_.size_at(rec->a, pid_))) {
+                    throw ProtocolError("put from " + from + " outside a registered area");
+                }
+                std::memcpy(static_cast<std::byte *>(registry_.local_addr(rec->a)) + rec->b +
+                                rec->chunk_off,
+                            rec->chunk.data(), rec->chunk.size());
+            }
+            if (rec->kind != RecordKind::Send) {
+                continue;
+            }
+            if (rec->chunk_off == 0) {
+                if (send_left != 0) {
+                    throw ProtocolError("BSMP message from " + from + " cut short");
+                }
+                if (rec->a != static_cast<std::uint64_t>(tagsize_)) {
+                    throw ProtocolError("BSMP message from " + from + " with a tag of " +
+                                        std::to_string(rec->a) + " bytes (the tag size is " +
+                                        std::to_string(tagsize_) + ")");
+                }
+                if (rec->a > rec->total) {
+                    throw ProtocolError("BSMP message shorter than its tag");
+                }
+                BsmpQueue::Message msg;
+                msg.src = static_cast<int>(src);
+                msg.tag_bytes = rec->a;
+                msg.data.reserve(
+                    static_cast<std::size_t>(std::min<std::uint64_t>(rec->total, stream_bytes)));
+                messages.push_back(std::move(msg));
+                send_left = rec->total;
+            }
+            if (messages.empty() || messages.back().src != static_cast<int>(src) ||
+                messages.back().data.size() != rec->chunk_off) {
+                throw ProtocolError("BSMP message continued out of order");
+            }
+            auto &d = messages.back().data;
+            d.insert(d.end(), rec->chunk.begin(), rec->chunk.end());
+            send_left -= rec->chunk.size();
+        }
+    }
+    if (send_left != 0) {
+        throw ProtocolError("BSMP message from " + from + " cut short");
+    }
 }
 
 }  // namespace bsp::rt

@@ -95,10 +95,13 @@ class Runtime {
     [[noreturn]] void fail_collective(int culprit, std::string_view call,
                                       const std::string &reason);
     void validate(std::string_view call, SyncKind kind, const std::vector<Contribution> &all);
-    void deliver(const std::vector<std::vector<std::vector<std::byte>>> &in);
+    void deliver(const UnitsBySource &in);
+    void apply_gets(const UnitsBySource &in);
+    void apply_local(std::vector<BsmpQueue::Message> &messages);
+    void apply_remote(std::size_t src, const std::vector<DataUnit> &units,
+                      std::vector<BsmpQueue::Message> &messages);
     void count_out(SuperstepProfile &sp) const;
-    void count_in(const std::vector<std::vector<std::vector<std::byte>>> &in,
-                  SuperstepProfile &sp) const;
+    void count_in(const UnitsBySource &in, SuperstepProfile &sp) const;
 
     int pid_;
     int nprocs_;

@@ -5,12 +5,15 @@
 namespace bsp::rt {
 
 std::optional<Schedule> parse_schedule(std::string_view name) {
-    if (name == "latin" || name == "latin-square" || name == "latin_square")
+    if (name == "latin" || name == "latin-square" || name == "latin_square") {
         return Schedule::LatinSquare;
-    if (name == "random")
+    }
+    if (name == "random") {
         return Schedule::Random;
-    if (name == "pid" || name == "pid-order" || name == "pid_order")
+    }
+    if (name == "pid" || name == "pid-order" || name == "pid_order") {
         return Schedule::PidOrder;
+    }
     return std::nullopt;
 }
 
@@ -39,18 +42,23 @@ std::vector<int> destination_order(Schedule s, int pid, int nprocs, std::uint64_
     order.reserve(static_cast<std::size_t>(nprocs > 0 ? nprocs - 1 : 0));
     switch (s) {
         case Schedule::LatinSquare:
-            for (int t = 1; t < nprocs; ++t)
+            for (int t = 1; t < nprocs; ++t) {
                 order.push_back((pid + t) % nprocs);
+            }
             break;
         case Schedule::PidOrder:
-            for (int j = 0; j < nprocs; ++j)
-                if (j != pid)
+            for (int j = 0; j < nprocs; ++j) {
+                if (j != pid) {
                     order.push_back(j);
+                }
+            }
             break;
         case Schedule::Random: {
-            for (int j = 0; j < nprocs; ++j)
-                if (j != pid)
+            for (int j = 0; j < nprocs; ++j) {
+                if (j != pid) {
                     order.push_back(j);
+                }
+            }
             std::uint64_t state =
                 seed ^ (superstep * 0x100000001b3ULL) ^ (static_cast<std::uint64_t>(pid) << 32);
             for (std::size_t i = order.size(); i > 1; --i) {

@@ -5,9 +5,7 @@
 
 #include "afbsp_transport.hpp"
 #include "codec.hpp"
-#ifdef BSP_HAVE_ENGINE
 #include "udp_transport.hpp"
-#endif
 
 namespace bsp::rt {
 
@@ -35,9 +33,10 @@ std::vector<std::byte> encode(const Offer &o) {
 
 Offer decode(std::span<const std::byte> b, std::size_t pid) {
     Reader r(b);
-    if (r.get<std::uint32_t>() != kOfferMagic)
+    if (r.get<std::uint32_t>() != kOfferMagic) {
         throw std::runtime_error("process " + std::to_string(pid) +
                                  " runs a different libbsp (transport offer not understood)");
+    }
     Offer o;
     auto n = r.get<std::uint32_t>();
     auto a = r.bytes(n);
@@ -62,20 +61,20 @@ std::unique_ptr<Transport> open_transport(TransportChoice choice, launch::Sessio
             afbsp_error = e.what();
         }
     }
-    if (choice == TransportChoice::AfBsp && !afbsp)
+    if (choice == TransportChoice::AfBsp && !afbsp) {
         throw std::runtime_error("BSP_TRANSPORT=afbsp: " + afbsp_error);
-#ifdef BSP_HAVE_ENGINE
+    }
     std::optional<UdpEndpoint> udp;
-    if (choice != TransportChoice::AfBsp)
+    if (choice != TransportChoice::AfBsp) {
         udp.emplace();
-#endif
+    }
     Offer mine;
-    if (afbsp)
+    if (afbsp) {
         mine.afbsp = afbsp->blob();
-#ifdef BSP_HAVE_ENGINE
-    if (udp)
+    }
+    if (udp) {
         mine.udp = udp->blob();
-#endif
+    }
     auto all = session.allgather(encode(mine));
     std::vector<std::vector<std::byte>> afbsp_blobs, udp_blobs;
     bool all_afbsp = true, all_udp = true;
@@ -94,25 +93,21 @@ std::unique_ptr<Transport> open_transport(TransportChoice choice, launch::Sessio
         udp_blobs.push_back(std::move(o.udp));
     }
     if (choice == TransportChoice::AfBsp) {
-        if (!all_afbsp)
+        if (!all_afbsp) {
             throw std::runtime_error("BSP_TRANSPORT=afbsp: process " +
                                      std::to_string(missing_afbsp) + " has no AF_BSP socket");
+        }
         return open_afbsp_transport(std::move(*afbsp), session, afbsp_blobs);
     }
-    if (choice == TransportChoice::Auto && all_afbsp && afbsp)
+    if (choice == TransportChoice::Auto && all_afbsp && afbsp) {
         return open_afbsp_transport(std::move(*afbsp), session, afbsp_blobs);
-#ifdef BSP_HAVE_ENGINE
-    if (!all_udp)
+    }
+    if (!all_udp) {
         throw std::runtime_error("process " + std::to_string(missing_udp) +
                                  " offers no UDP rails (set BSP_TRANSPORT the same way for "
                                  "every process)");
+    }
     return open_udp_transport(std::move(*udp), session, udp_blobs);
-#else
-    (void)missing_udp;
-    (void)all_udp;
-    throw std::runtime_error("no transport: AF_BSP is not available (" + afbsp_error +
-                             ") and this libbsp was built without the protocol engine for UDP");
-#endif
 }
 
 }  // namespace bsp::rt

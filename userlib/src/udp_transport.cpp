@@ -51,10 +51,12 @@ u32 next_incarnation() {
     u32 inc;
     do {
         inc = old + 1;
-        if (old == 0 || static_cast<std::int32_t>(now - inc) > 0)
+        if (old == 0 || static_cast<std::int32_t>(now - inc) > 0) {
             inc = now;
-        if (inc == 0)
+        }
+        if (inc == 0) {
             inc = 1;
+        }
     } while (!last.compare_exchange_weak(old, inc));
     return inc;
 }
@@ -164,8 +166,9 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
       rails_(std::move(endpoint.sockets)),
       t0_(std::chrono::steady_clock::now()),
       rxbuf_(kMaxDatagram) {
-    if (nprocs_ > 65535)
+    if (nprocs_ > 65535) {
         throw std::runtime_error("the UDP transport supports at most 65535 processes");
+    }
     auth_ = endpoint.auth;
     read_addresses(blobs);
 
@@ -180,12 +183,14 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     cfg_.nprocs = static_cast<u32>(nprocs_);
     {
         std::random_device rd;  // the channel hash key: unpredictable to other hosts
-        for (auto &k : cfg_.hash_key)
+        for (auto &k : cfg_.hash_key) {
             k = (static_cast<std::uint64_t>(rd()) << 32) | rd();
+        }
     }
     bool all_loopback = true;
-    for (const auto &r : rail_addrs_)
+    for (const auto &r : rail_addrs_) {
         all_loopback = all_loopback && r.loopback;
+    }
     // Loopback carries 64 KiB datagrams: bigger fragments, far fewer system calls.
     // Otherwise a packet must fit one Ethernet frame of 1500 bytes with its IPv4 and UDP
     // headers (28 bytes): a larger one is cut into IP fragments, and losing either piece
@@ -194,10 +199,11 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     if (const char *v = std::getenv("BSP_UDP_FRAG")) {
         const auto f =
             parse_integer(v, 64, static_cast<long long>(kMaxDatagram) - 28 - BSPE_HDR_LEN);
-        if (!f)
+        if (!f) {
             throw std::runtime_error(std::string("BSP_UDP_FRAG=") + v +
                                      " is invalid (expected 64 to " +
                                      std::to_string(kMaxDatagram - 28 - BSPE_HDR_LEN) + " bytes)");
+        }
         cfg_.frag_size = static_cast<u16>(*f);
     }
     cfg_.incarnation = next_incarnation();
@@ -208,32 +214,37 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
         // The packet MAC's key, derived from the job secret (Documentation/security.rst,
         // "Authenticated packets"); neither ever goes on the wire.
         const std::string_view secret = session.job_secret();
-        if (secret.size() < 16)
+        if (secret.size() < 16) {
             throw std::runtime_error(
                 "the job secret is shorter than 16 bytes: it cannot key "
                 "the UDP transport's packet MAC");
+        }
         cfg_.flags |= BSPE_CFG_AUTH;
         bspe_key_derive(secret.data(), static_cast<u32>(secret.size()), cfg_.key);
     }
-    if (bspe_cfg_check(&cfg_) != 0)
+    if (bspe_cfg_check(&cfg_) != 0) {
         throw std::runtime_error("protocol engine refused the UDP transport configuration");
+    }
     const std::size_t size = bspe_mem_size(&cfg_);
     mem_ = std::make_unique<std::uint64_t[]>((size + 7) / 8);
     static const bspe_ops ops = {cb_xmit,  cb_rx_data, cb_deliver,    cb_rx_abort,  cb_complete,
                                  cb_timer, nullptr,    cb_chan_alloc, cb_chan_free, cb_chan_new};
     ep_ = bspe_init(mem_.get(), (size + 7) / 8 * 8, &cfg_, &ops, this);
-    if (!ep_)
+    if (!ep_) {
         throw std::runtime_error("protocol engine initialisation failed");
+    }
     backlog_.resize(static_cast<std::size_t>(nprocs_));
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (wake_fd_ < 0)
+    if (wake_fd_ < 0) {
         throw std::runtime_error("eventfd: " + errno_text(errno));
+    }
 }
 
 UdpTransport::~UdpTransport() {
     shutdown();
-    if (wake_fd_ >= 0)
+    if (wake_fd_ >= 0) {
         close(wake_fd_);
+    }
 }
 
 }  // namespace
@@ -259,39 +270,45 @@ std::vector<std::byte> UdpEndpoint::blob() const {
 UdpEndpoint::UdpEndpoint() : addrs(rails_from_environment()) {
     if (const char *v = std::getenv("BSP_UDP_AUTH")) {
         const std::string a(v);
-        if (a != "0" && a != "1")
+        if (a != "0" && a != "1") {
             throw std::runtime_error("BSP_UDP_AUTH=" + a +
                                      " is invalid (expected 1, or 0 to "
                                      "send and accept packets without a MAC: insecure)");
+        }
         auth = a == "1";
     }
-    for (const auto &r : addrs)
+    for (const auto &r : addrs) {
         sockets.emplace_back(r);
+    }
 }
 
 namespace {
 
 void UdpTransport::read_addresses(const std::vector<std::vector<std::byte>> &all) {
-    if (all.size() != static_cast<std::size_t>(nprocs_))
+    if (all.size() != static_cast<std::size_t>(nprocs_)) {
         throw std::runtime_error("address exchange returned the wrong number of blobs");
+    }
     std::string host0;
     bool several_hosts = false;
     bool loopback = false;
-    for (const auto &r : rail_addrs_)
+    for (const auto &r : rail_addrs_) {
         loopback = loopback || r.loopback;
+    }
     peers_.resize(all.size());
     for (std::size_t p = 0; p < all.size(); ++p) {
         Reader rd(all[p]);
-        if (rd.get<std::uint32_t>() != kBlobMagic)
+        if (rd.get<std::uint32_t>() != kBlobMagic) {
             throw std::runtime_error("process " + std::to_string(p) +
                                      " does not use the UDP transport (set BSP_TRANSPORT the "
                                      "same way for every process)");
+        }
         const auto n = rd.get<std::uint32_t>();
-        if (n != rails_.size())
+        if (n != rails_.size()) {
             throw std::runtime_error("process " + std::to_string(p) + " has " + std::to_string(n) +
                                      " UDP rails, process " + std::to_string(pid_) + " has " +
                                      std::to_string(rails_.size()) +
                                      " (BSP_UDP_RAILS must name as many rails everywhere)");
+        }
         for (std::uint32_t r = 0; r < n; ++r) {
             sockaddr_in a{};
             a.sin_family = AF_INET;
@@ -302,22 +319,25 @@ void UdpTransport::read_addresses(const std::vector<std::vector<std::byte>> &all
         const auto hl = rd.get<std::uint16_t>();
         auto hb = rd.bytes(hl);
         std::string hp(reinterpret_cast<const char *>(hb.data()), hb.size());
-        if ((rd.get<std::uint8_t>() != 0) != auth_)
+        if ((rd.get<std::uint8_t>() != 0) != auth_) {
             throw std::runtime_error(
                 "BSP_UDP_AUTH differs between the processes: process " + std::to_string(p) +
                 (auth_ ? " sends packets without a MAC (BSP_UDP_AUTH=0), process "
                        : " authenticates its packets, process ") +
                 std::to_string(pid_) + (auth_ ? " authenticates its packets" : " does not") +
                 " (set it the same way for every process)");
-        if (p == 0)
+        }
+        if (p == 0) {
             host0 = hp;
-        else if (hp != host0)
+        } else if (hp != host0) {
             several_hosts = true;
+        }
     }
-    if (several_hosts && loopback)
+    if (several_hosts && loopback) {
         throw std::runtime_error(
             "the processes run on several hosts but the UDP rails are loopback addresses: "
             "set BSP_UDP_RAILS to the interfaces or addresses of the rails");
+    }
 }
 
 std::string UdpTransport::description() const {
@@ -325,8 +345,9 @@ std::string UdpTransport::description() const {
     s += rails_.size() == 1 ? "" : "s";
     s += " [";
     for (std::size_t r = 0; r < rail_addrs_.size(); ++r) {
-        if (r)
+        if (r) {
             s += ",";
+        }
         s += rail_addrs_[r].spec;
     }
     s += "], fragment " + std::to_string(cfg_.frag_size) + " bytes";
@@ -343,8 +364,9 @@ std::uint64_t UdpTransport::now() const {
 
 void UdpTransport::cb_xmit(void *ctx, const bspe_xmit *x) {
     auto *t = static_cast<UdpTransport *>(ctx);
-    if (x->rail >= t->rails_.size() || x->node >= t->peers_.size())
+    if (x->rail >= t->rails_.size() || x->node >= t->peers_.size()) {
         return;
+    }
     iovec iov[2];
     alignas(8) u8 hdr[BSPE_HDR_LEN];
     std::memcpy(hdr, x->hdr, BSPE_HDR_LEN);
@@ -372,15 +394,19 @@ void UdpTransport::cb_xmit(void *ctx, const bspe_xmit *x) {
 
 int UdpTransport::cb_rx_data(void *ctx, const bspe_rx_frag *f) {
     auto *t = static_cast<UdpTransport *>(ctx);
-    if (f->chan < 0 || f->slot >= t->cfg_.msg_wnd)
+    if (f->chan < 0 || f->slot >= t->cfg_.msg_wnd) {
         return -EINVAL;
+    }
     auto &buf = t->rx_slots_[slot_key(f->chan, f->slot)];
-    if (f->first)
+    if (f->first) {
         buf.assign(f->msg_len, std::byte{0});
-    if (buf.size() != f->msg_len || static_cast<std::uint64_t>(f->off) + f->len > buf.size())
+    }
+    if (buf.size() != f->msg_len || static_cast<std::uint64_t>(f->off) + f->len > buf.size()) {
         return -EINVAL;
-    if (f->len > 0)
+    }
+    if (f->len > 0) {
         std::memcpy(buf.data() + f->off, f->data, f->len);
+    }
     return 0;
 }
 
@@ -405,11 +431,13 @@ void UdpTransport::cb_rx_abort(void *ctx, int chan, u32 slot) {
 void UdpTransport::cb_complete(void *ctx, void *msg, int status) {
     auto *t = static_cast<UdpTransport *>(ctx);
     auto it = t->in_flight_.find(static_cast<OutMsg *>(msg));
-    if (it == t->in_flight_.end())
+    if (it == t->in_flight_.end()) {
         return;
-    if (status < 0 && t->failed_.empty())
+    }
+    if (status < 0 && t->failed_.empty()) {
         t->failed_ = "UDP transport: a message to process " + std::to_string(it->second->dst) +
                      " could not be delivered (" + errno_text(status) + ")";
+    }
     t->in_flight_.erase(it);
     t->backlog_pending_ = true;  // submitted after the engine call returns
 }
@@ -431,25 +459,30 @@ void UdpTransport::cb_chan_free(void *, void *mem, size_t) {
 // A valid packet from a sender without a channel: only the job's other processes get one.
 int UdpTransport::cb_chan_new(void *ctx, u32 node, u16 port, void **, u8 *) {
     auto *t = static_cast<UdpTransport *>(ctx);
-    if (port != kPort || node >= static_cast<u32>(t->nprocs_) || node == static_cast<u32>(t->pid_))
+    if (port != kPort || node >= static_cast<u32>(t->nprocs_) ||
+        node == static_cast<u32>(t->pid_)) {
         return -EPERM;
+    }
     return BSPE_CHAN_GROUP;
 }
 
 int UdpTransport::chan_to(int p) {
     int c = bspe_chan_find(ep_, static_cast<u32>(p), kPort);
-    if (c >= 0)
+    if (c >= 0) {
         return c;
+    }
     c = bspe_chan_open(ep_, static_cast<u32>(p), kPort, BSPE_CHAN_GROUP, nullptr);
-    if (c < 0)
+    if (c < 0) {
         throw std::runtime_error("protocol engine: cannot open a channel to process " +
                                  std::to_string(p) + ": " + errno_text(c));
+    }
     return c;
 }
 
 void UdpTransport::check_failed() const {
-    if (!failed_.empty())
+    if (!failed_.empty()) {
         throw std::runtime_error(failed_);
+    }
 }
 
 void UdpTransport::submit_backlog() {
@@ -460,11 +493,13 @@ void UdpTransport::submit_backlog() {
             OutMsg *m = q.front().get();
             const int rc =
                 bspe_send(ep_, chan_to(p), m, static_cast<u32>(m->bytes.size()), m->flags, now());
-            if (rc == -EAGAIN)
+            if (rc == -EAGAIN) {
                 break;
-            if (rc != 0)
+            }
+            if (rc != 0) {
                 throw std::runtime_error("UDP transport: cannot send to process " +
                                          std::to_string(p) + ": " + errno_text(rc));
+            }
             in_flight_.emplace(m, std::move(q.front()));
             q.pop_front();
         }
@@ -474,8 +509,9 @@ void UdpTransport::submit_backlog() {
 void UdpTransport::send(int dst, std::vector<std::byte> message, unsigned flags) {
     std::lock_guard lock(mu_);
     check_failed();
-    if (dst < 0 || dst >= nprocs_ || dst == pid_)
+    if (dst < 0 || dst >= nprocs_ || dst == pid_) {
         throw std::logic_error("UDP transport: bad destination");
+    }
     auto m = std::make_unique<OutMsg>();
     m->bytes = std::move(message);
     m->dst = dst;
@@ -486,39 +522,46 @@ void UdpTransport::send(int dst, std::vector<std::byte> message, unsigned flags)
 
 bool UdpTransport::pump(int max_wait_ms, bool watch_control) {
     std::vector<pollfd> fds;
-    for (const auto &r : rails_)
+    for (const auto &r : rails_) {
         fds.push_back({r.fd(), POLLIN, 0});
+    }
     fds.push_back({wake_fd_, POLLIN, 0});
-    if (watch_control && control_fd_ >= 0)
+    if (watch_control && control_fd_ >= 0) {
         fds.push_back({control_fd_, POLLIN, 0});
+    }
     int timeout = max_wait_ms;
     if (timer_at_ != 0) {
         const std::uint64_t t = now();
         const std::uint64_t wait_ms = timer_at_ <= t ? 0 : (timer_at_ - t + 999999) / 1000000;
-        if (timeout < 0 || wait_ms < static_cast<std::uint64_t>(timeout))
+        if (timeout < 0 || wait_ms < static_cast<std::uint64_t>(timeout)) {
             timeout = static_cast<int>(wait_ms);
+        }
     }
     mu_.unlock();
     const int n = poll(fds.data(), fds.size(), timeout);
     mu_.lock();
-    if (n < 0 && errno != EINTR)
+    if (n < 0 && errno != EINTR) {
         throw std::runtime_error("poll: " + errno_text(errno));
-    if (watch_control && control_fd_ >= 0 && (fds.back().revents & (POLLIN | POLLHUP | POLLERR)))
+    }
+    if (watch_control && control_fd_ >= 0 && (fds.back().revents & (POLLIN | POLLHUP | POLLERR))) {
         return false;
+    }
     if (fds[rails_.size()].revents & POLLIN) {
         std::uint64_t v;
         (void)!read(wake_fd_, &v, sizeof v);
     }
     for (std::size_t r = 0; r < rails_.size(); ++r) {
-        if (!(fds[r].revents & POLLIN))
+        if (!(fds[r].revents & POLLIN)) {
             continue;
+        }
         for (int k = 0; k < 256; ++k) {
             sockaddr_in from{};
             socklen_t fromlen = sizeof from;
             const ssize_t len = recvfrom(rails_[r].fd(), rxbuf_.data(), rxbuf_.size(), MSG_DONTWAIT,
                                          reinterpret_cast<sockaddr *>(&from), &fromlen);
-            if (len < 0)
+            if (len < 0) {
                 break;
+            }
             if (fromlen != sizeof from ||
                 !from_claimed_peer(r, from, rxbuf_.data(), static_cast<std::size_t>(len))) {
                 ++drop_source_;
@@ -532,8 +575,9 @@ bool UdpTransport::pump(int max_wait_ms, bool watch_control) {
         timer_at_ = 0;
         bspe_timer(ep_, now());
     }
-    if (backlog_pending_)
+    if (backlog_pending_) {
         submit_backlog();
+    }
     return true;
 }
 
@@ -542,12 +586,14 @@ bool UdpTransport::from_claimed_peer(std::size_t r, const sockaddr_in &from, con
     // The claimed sender: src_node of the protocol header (big-endian u32).
     constexpr std::size_t kSrcNode = offsetof(bspe_hdr, src_node);
     std::uint32_t be;
-    if (len < kSrcNode + sizeof be || from.sin_family != AF_INET)
+    if (len < kSrcNode + sizeof be || from.sin_family != AF_INET) {
         return false;
+    }
     std::memcpy(&be, pkt + kSrcNode, sizeof be);
     const std::uint32_t claimed = ntohl(be);
-    if (claimed >= peers_.size() || claimed == static_cast<std::uint32_t>(pid_))
+    if (claimed >= peers_.size() || claimed == static_cast<std::uint32_t>(pid_)) {
         return false;
+    }
     const sockaddr_in &known = peers_[claimed].addr[r];
     return from.sin_addr.s_addr == known.sin_addr.s_addr && from.sin_port == known.sin_port;
 }
@@ -560,12 +606,14 @@ std::optional<Received> UdpTransport::receive() {
             Received r = std::move(ready_.front());
             ready_.pop_front();
             bspe_rx_consumed(ep_, static_cast<u32>(r.bytes.size()), now());
-            if (backlog_pending_)
+            if (backlog_pending_) {
                 submit_backlog();
+            }
             return r;
         }
-        if (!pump(-1, true))
+        if (!pump(-1, true)) {
             return std::nullopt;
+        }
     }
 }
 
@@ -576,12 +624,15 @@ void UdpTransport::flush_sends() {
     for (;;) {
         check_failed();
         bool empty = true;
-        for (const auto &q : backlog_)
+        for (const auto &q : backlog_) {
             empty = empty && q.empty();
-        if (empty)
+        }
+        if (empty) {
             return;
-        if (!pump(-1, true))
+        }
+        if (!pump(-1, true)) {
             throw TornDown();
+        }
     }
 }
 
@@ -598,12 +649,14 @@ void UdpTransport::set_pacing_rate(std::uint64_t bytes_per_second) {
 void UdpTransport::expect_from(int src, std::uint32_t messages, std::uint64_t bytes) {
     (void)bytes;
     std::lock_guard lock(mu_);
-    if (src < 0 || src >= nprocs_ || src == pid_)
+    if (src < 0 || src >= nprocs_ || src == pid_) {
         return;
+    }
     // Expecting nothing from a peer without a channel needs no channel.
     const int c = messages ? chan_to(src) : bspe_chan_find(ep_, static_cast<u32>(src), kPort);
-    if (c >= 0)
+    if (c >= 0) {
         bspe_expect(ep_, c, messages, now());
+    }
 }
 
 void UdpTransport::print_stats() const {
@@ -616,19 +669,23 @@ void UdpTransport::print_stats() const {
         " retx_timeout " + std::to_string(st.retx_timeout) + " acks_tx " +
         std::to_string(st.acks_tx) + " prods_tx " + std::to_string(st.prods_tx) + " timeouts " +
         std::to_string(st.timeouts) + " acked_implicit " + std::to_string(st.acked_implicit);
-    for (int d = 0; d < BSPE_DROP_MAX; ++d)
-        if (st.drops[d])
+    for (int d = 0; d < BSPE_DROP_MAX; ++d) {
+        if (st.drops[d]) {
             line += std::string(" drop_") + bspe_drop_name(static_cast<bspe_drop>(d)) + " " +
                     std::to_string(st.drops[d]);
-    if (drop_source_)
+        }
+    }
+    if (drop_source_) {
         line += " drop_source " + std::to_string(drop_source_);
+    }
     std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 void UdpTransport::serve_in_background() {
     std::lock_guard lock(mu_);
-    if (background_.joinable() || !ep_)
+    if (background_.joinable() || !ep_) {
         return;
+    }
     stop_ = false;
     background_ = std::thread([this] {
         std::unique_lock l(mu_);
@@ -651,8 +708,9 @@ void UdpTransport::shutdown() {
         background_.join();
     }
     std::lock_guard lock(mu_);
-    if (ep_ && (std::getenv("BSP_STATS") || std::getenv("BSP_UDP_STATS")))
+    if (ep_ && (std::getenv("BSP_STATS") || std::getenv("BSP_UDP_STATS"))) {
         print_stats();
+    }
     if (ep_) {
         bspe_close_notify(ep_, now());  // peers settle and forget this endpoint
         bspe_fini(ep_);

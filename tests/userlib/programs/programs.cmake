@@ -55,31 +55,19 @@ foreach(p ${BSP_TEST_PROGRAMS} ${BSP_WIDE_TEST_PROGRAMS} cxx_api cxx_api_wide co
   add_dependencies(userlib_program_tests bsptest_${p})
 endforeach()
 foreach(ex inprod sort matvec)
-  if(TARGET bsp_example_${ex})
-    add_dependencies(userlib_program_tests bsp_example_${ex})
-  endif()
+  add_dependencies(userlib_program_tests bsp_example_${ex})
 endforeach()
+if(TARGET bsp_probe)
+  target_compile_definitions(userlib_program_tests PRIVATE
+    BSPPROBE_PATH="$<TARGET_FILE:bsp_probe>")
+  add_dependencies(userlib_program_tests bsp_probe)
+endif()
 gtest_discover_tests(userlib_program_tests DISCOVERY_TIMEOUT 30
   PROPERTIES TIMEOUT 120 LABELS threads)
-if(TARGET threads_tests)
-  add_dependencies(threads_tests userlib_program_tests)
-endif()
+add_dependencies(threads_tests userlib_program_tests)
 
-# bspprof (tools/bspprof, a script copied into the build tree) for the profiling test.
-function(bsp_userlib_tests_use_bspprof)
-  if(TARGET bspprof)
-    target_compile_definitions(userlib_program_tests PRIVATE
-      BSPPROF_PATH="${CMAKE_BINARY_DIR}/tools/bspprof/bspprof")
-  endif()
-endfunction()
-cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL bsp_userlib_tests_use_bspprof)
-
-# Also run the programs under bsprun (launcher engineer's tools/bsprun) when it is part
-# of the build; tools/ is configured after userlib/, hence the deferred call.
-function(bsp_userlib_tests_use_bsprun)
-  if(TARGET bsprun)
-    target_compile_definitions(userlib_program_tests PRIVATE BSPRUN_PATH="$<TARGET_FILE:bsprun>")
-    add_dependencies(userlib_program_tests bsprun)
-  endif()
-endfunction()
-cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL bsp_userlib_tests_use_bsprun)
+# bspprof (tools/bspprof, a script copied into the build tree) for the profiling test, and
+# bsprun to run the programs as a launcher does (tools/ is configured before tests/).
+target_compile_definitions(userlib_program_tests PRIVATE
+  BSPPROF_PATH="${CMAKE_BINARY_DIR}/tools/bspprof/bspprof" BSPRUN_PATH="$<TARGET_FILE:bsprun>")
+add_dependencies(userlib_program_tests bsprun bspprof)

@@ -83,6 +83,8 @@ no_leftovers()
 	done
 	fail "processes left after $1: $(ps -o pid,args -p "$(leftovers | tr ' ' ,)0")"
 }
+# Run by on_exit, which shellcheck cannot follow.
+# shellcheck disable=SC2317
 kill_leftovers()
 {
 	local p

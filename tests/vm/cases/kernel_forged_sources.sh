@@ -19,6 +19,8 @@ SOURCES=100000
 MAX_PEERS=256
 af_bsp_load
 bsp_nodes 2 1
+# Run by on_exit, which shellcheck cannot follow.
+# shellcheck disable=SC2317
 cleanup_extra()
 {
 	ip netns del nx 2>/dev/null
@@ -42,9 +44,9 @@ stat0() { ip netns exec n0 awk -v k="$1" '$1 == k {print $2}' /proc/net/af_bsp/s
 slab_kb() { awk '$1 == "SUnreclaim:" {print $2}' /proc/meminfo; }
 softnet_drops()
 {
-	local s=0 a b rest
+	local s=0 b rest
 
-	while read -r a b rest; do
+	while read -r _ b rest; do
 		s=$((s + 0x$b))
 	done </proc/net/softnet_stat
 	echo $s
@@ -77,9 +79,9 @@ src0=$(stat0 drop_src_mac)
 	done
 ) &
 mon=$!
-sent_h=$(ip netns exec nx $FORGE hellos eth0 $HELLOS 100000) || fail "forged hellos"
+sent_h=$(ip netns exec nx "$FORGE" hellos eth0 $HELLOS 100000) || fail "forged hellos"
 log "$sent_h hellos from distinct node ids sent"
-sent_d=$(ip netns exec nx $FORGE flood eth0 "$n0mac" 1 7000 $SOURCES 300000) || fail "forged DATA"
+sent_d=$(ip netns exec nx "$FORGE" flood eth0 "$n0mac" 1 7000 $SOURCES 300000) || fail "forged DATA"
 log "$sent_d DATA frames from distinct (node, port) sources sent"
 touch "$tmp/done"
 wait $mon

@@ -11,6 +11,8 @@ need_cmd python3
 XFER=$(ktest_bin bsp_xfer)
 KO=$AF_BSP_KO
 
+# Run by expect_ok/expect_fail, which shellcheck cannot follow.
+# shellcheck disable=SC2317
 pysock()
 {
 	python3 -c "

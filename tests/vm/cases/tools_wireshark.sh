@@ -1,15 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # bspvm-timeout: 150
-# The Wireshark dissector (tools/wireshark/af_bsp.lua) on real traffic: tshark
+# The Wireshark dissector (tools/wireshark/af_bsp.lua) on real traffic: dumpcap
 # captures the rail of node 1 while it sends node 2 a message of 4 fragments
-# (the second dropped once by the XDP injector on node 2) and a 10-byte
-# message marked LAST; tshark -X lua_script decodes the capture and every
-# field is checked against what was sent: nodes, ports, rail, sequence
-# numbers, message ids, lengths, offsets, fragment unit, flags (RETX on the
-# one resend, LAST|ACKREQ), the hole [1, 2) the receiver reports, the final
-# acknowledgement, incarnations, hellos, checksums, payload bytes. A pcap of
-# malformed frames written here gets exactly the expected expert infos.
+# (the second dropped once by the XDP injector on node 2) and a 10-byte message
+# marked LAST; tshark -X lua_script decodes the capture and every field is
+# checked against what was sent: nodes, ports, rail, sequence numbers, message
+# ids, lengths, offsets, fragment unit, flags (RETX on the resends, which are
+# of the lost fragment only; LAST|ACKREQ), the hole [1, 2) the receiver
+# reports, the final acknowledgement, incarnations, hellos, checksums,
+# payload bytes. A pcap of malformed frames written here gets exactly the
+# expected expert infos.
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
@@ -181,8 +182,11 @@ expect_eq "$first" "0 0 5712 0 1428 1428
 2 0 5712 2856 1428 1428
 3 0 5712 4284 1428 1428
 4 1 10 0 1428 10" "first transmissions: seq msg_id msg_len frag_off frag_unit payload_len"
+# Resends (RETX): only the lost fragment, at least once (a slow guest may
+# prod again while the first resend travels, and get a second one)
 retx=$(awk '$20 == 1 { print $8, $11, $13, $15 }' <<<"$data")
-expect_eq "$retx" "1 0 1428 1428" "the one resend (RETX): seq msg_id frag_off payload_len"
+[ -n "$retx" ] || fail "no resend of the lost fragment"
+expect_eq "$(sort -u <<<"$retx")" "1 0 1428 1428" "resends (RETX): seq msg_id frag_off payload_len"
 expect_eq "$(awk '{ print $6 }' <<<"$data" | sort -u | xargs)" "0" "rail of every DATA frame"
 # the LAST message: LAST and ACKREQ set, no RETX, FAILOVER, PROBE, REPLY,
 # CLOSE; no DATA frame carries PROBE, REPLY, CLOSE or AUTH (no cluster key)

@@ -21,7 +21,7 @@ expect_eq "$(ip -n n3 -4 -o addr show dev eth0 | awk '{print $4}')" "10.1.0.4/24
 
 log "full mesh ping over both rails"
 for ((r = 0; r < R; r++)); do
-	bad=$(topo_ping_mesh $r) || fail "pings over rail $r failed: $bad"
+	failed=$(topo_ping_mesh "$r") || fail "pings over rail $r failed: $failed"
 done
 
 log "tbf shaping on node 1 rail 0"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Helpers for VM test cases (tests/vm/cases/*.sh), sourced by bash:
 #
 #   . "$BSPVM_REPO/tests/vm/lib/assert.sh"

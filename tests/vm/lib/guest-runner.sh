@@ -180,6 +180,7 @@ while IFS=$'\t' read -r name path <&3; do
 		echo "$BASHPID" >"$pgidfile"
 		# The BSPVM_* knobs run-vm was given (shell-safe KEY=value lines).
 		set -a
+		# shellcheck source=/dev/null
 		[ -r "$RUNDIR/env" ] && . "$RUNDIR/env"
 		set +a
 		exec env BSPVM_REPO="$BSPVM_REPO" BSPVM_KVER="$BSPVM_KVER" \
@@ -268,5 +269,5 @@ rm -f "$RUNDIR/current"
 
 dmesg >"$RUNDIR/dmesg.txt"
 sync
-echo done >"$RUNDIR/status"
+echo "done" >"$RUNDIR/status"
 echo "bspvm: guest runner finished"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Kernel-log "splat" detection shared by the host (tests/vm/run-vm) and the
 # guest runner (tests/vm/lib/guest-runner.sh). Sourced by bash; defines data
 # and functions only.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Test topology (Documentation/testing.rst) for VM cases, sourced by bash (inside the guest):
 #
 #   . "$BSPVM_REPO/tests/vm/lib/topology.sh"
@@ -22,6 +23,8 @@
 
 if [ -z "${BSPVM_REPO:-}" ]; then
 	echo "topology.sh is meant for cases run by tests/vm/run-vm" >&2
+	# Sourced, return ends it; run as a script, return fails and exit does.
+	# shellcheck disable=SC2317
 	return 1 2>/dev/null || exit 1
 fi
 # shellcheck source=assert.sh
@@ -39,9 +42,9 @@ _topo_check()
 {
 	local i=$1 r=$2
 
-	[[ "$i" =~ ^[0-9]+$ ]] && [ "$i" -lt "$TOPO_NODES" ] ||
+	[[ "$i" =~ ^[0-9]+$ && "$i" -lt "$TOPO_NODES" ]] ||
 		fail "topology: no node '$i' (have $TOPO_NODES)"
-	[[ "$r" =~ ^[0-9]+$ ]] && [ "$r" -lt "$TOPO_RAILS" ] ||
+	[[ "$r" =~ ^[0-9]+$ && "$r" -lt "$TOPO_RAILS" ]] ||
 		fail "topology: no rail '$r' (have $TOPO_RAILS)"
 }
 
@@ -95,9 +98,9 @@ topo_create()
 {
 	local n=$1 r=$2 i k host old_inherit old_v6
 
-	[[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 250 ] ||
+	[[ "$n" =~ ^[0-9]+$ && "$n" -ge 1 && "$n" -le 250 ]] ||
 		fail "topo_create: node count must be 1..250, not '$n'"
-	[[ "$r" =~ ^[0-9]+$ ]] && [ "$r" -ge 1 ] && [ "$r" -le 16 ] ||
+	[[ "$r" =~ ^[0-9]+$ && "$r" -ge 1 && "$r" -le 16 ]] ||
 		fail "topo_create: rail count must be 1..16, not '$r'"
 	[ "$TOPO_NODES" = 0 ] || fail "topo_create: a topology already exists"
 	# The kernel's automatic module loading would run the initramfs'

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Sourced by the self-test cases splat_*.sh and pass.sh: load build/vm/selftest-splat/
 # bspvm_splat.ko with kind=$1, unload it, and exit 0. The case itself passes;
 # only the kernel log check of the harness can (and must) fail it.
