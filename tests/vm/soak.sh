@@ -10,8 +10,8 @@
 # by bsp_put, bsp_get, BSMP, every byte checked every superstep) runs under
 # bsprun over AF_BSP for BSPVM_SOAK_SECONDS (default 600). Every 30 s it
 # prints the kernel's slab memory (Slab, SUnreclaim of /proc/meminfo) and
-# the 4 processes' summed VmRSS, as
-# one line of a series that must stay flat. The harness fails the run on any
+# the 4 processes' summed VmRSS, as one line of a series that must stay
+# flat. The harness fails the run on any
 # kernel splat (and, on the debug kernel, on a kmemleak report after it).
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
@@ -62,12 +62,13 @@ BSP_TRANSPORT=afbsp "$BSPRUN" -n 4 --hosts n0,n1,n2,n3 --launch 'ip netns exec {
 job=$!
 start=$(date +%s)
 sample 0
+next=30
 while kill -0 "$job" 2>/dev/null; do
 	sleep 1
 	now=$(($(date +%s) - start))
-	if [ $((now % 30)) = 0 ] && [ "$now" != "${last:-}" ]; then
+	if [ "$now" -ge "$next" ]; then
 		sample "$now"
-		last=$now
+		next=$((next + 30))
 	fi
 done
 wait "$job"
