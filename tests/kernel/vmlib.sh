@@ -124,6 +124,27 @@ bsp_nodes()
 	done
 }
 
+# bsp_fuzzer_ns: a namespace "fz" whose eth0 is a port of rail0, which then
+# floods every frame to every port (no learning), so a fuzzer in fz sees the
+# unicast traffic of the nodes. Removed when the case exits.
+bsp_fuzzer_ns()
+{
+	local port
+
+	ip netns add fz || fail "netns fz"
+	on_exit "ip netns del fz 2>/dev/null"
+	ip link add n9r0 type veth peer name eth0 netns fz || fail "veth n9r0"
+	on_exit "ip link del n9r0 2>/dev/null"
+	ip link set n9r0 master rail0 up
+	for port in /sys/class/net/rail0/brif/*; do
+		ip link set "${port##*/}" type bridge_slave learning off ||
+			fail "learning off"
+	done
+	ip link set rail0 type bridge fdb_flush || fail "fdb_flush rail0"
+	ip -n fz link set lo up
+	ip -n fz link set eth0 up
+}
+
 # bsp_wait_rails_down NS [NODE]: wait up to 5 s until namespace NS sees no
 # live rail to NODE (to any peer without NODE); prints how many are left.
 bsp_wait_rails_down()

@@ -22,19 +22,7 @@ af_bsp_load
 
 bsp_nodes 2 1
 bsp_wait_peers 1
-ip netns add fz || fail "netns fz"
-on_exit "ip netns del fz 2>/dev/null"
-ip link add n9r0 type veth peer name eth0 netns fz || fail "veth n9r0"
-on_exit "ip link del n9r0 2>/dev/null"
-ip link set n9r0 master rail0 up
-# The rail floods every frame to every port (no learning), so the fuzzer sees
-# the unicast traffic of the others.
-for port in /sys/class/net/rail0/brif/*; do
-	ip link set "${port##*/}" type bridge_slave learning off || fail "learning off"
-done
-ip link set rail0 type bridge fdb_flush || fail "fdb_flush rail0"
-ip -n fz link set lo up
-ip -n fz link set eth0 up
+bsp_fuzzer_ns
 mac1=$(ip -n n1 -o link show eth0 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
 [ -n "$mac1" ] || fail "no MAC of n1 eth0"
 
