@@ -14,7 +14,7 @@
 
 need_cmd python3 setpriv
 BENCH=$(ktest_bin bsp_bench)
-FORGE="python3 $BSPVM_REPO/tests/vm/progs/bspforge.py"
+FORGE=(python3 "$BSPVM_REPO/tests/vm/progs/bspforge.py")
 KEY=00112233445566778899aabbccddeeff
 COUNT=400
 PACING=500000	# bytes/s: the transfer lasts about 13 s, past the forgeries
@@ -73,12 +73,12 @@ done
 bsp_wait_peers 1
 
 # a real hello of node 1, as the forger hears it
-heard=$(ip netns exec nx "$FORGE" sniff eth0 1 20) || fail "no hello of node 1 heard in nx"
+heard=$(ip netns exec nx "${FORGE[@]}" sniff eth0 1 20) || fail "no hello of node 1 heard in nx"
 read -r inc _ _ hex <<<"$heard"
 
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
-ip netns exec n1 "$FORGE" sniffdata eth0 1 60 >"$tmp/data" 2>&1 &
+ip netns exec n1 "${FORGE[@]}" sniffdata eth0 1 60 >"$tmp/data" 2>&1 &
 sniffer=$!
 ip netns exec n1 "$BENCH" sink 7000 $COUNT $SIZE >"$tmp/r" 2>&1 &
 rpid=$!
@@ -93,7 +93,7 @@ auth0=$(stat n1 drop_auth)
 repl0=$(stat n1 drop_replay)
 eng0=$(stat n1 drop_engine)
 # all from node 1's MAC address (past the source MAC check), in one go
-ip netns exec nx "$FORGE" batch >/dev/null <<EOT || fail "forging in nx"
+ip netns exec nx "${FORGE[@]}" batch >/dev/null <<EOT || fail "forging in nx"
 replay eth0 $(cat "$tmp/data") --dst $n1mac --src $n0mac
 hello eth0 1 $((inc + 1)) 1 --src $n0mac
 hello eth0 1 $((inc + 1)) 1 --auth --src $n0mac

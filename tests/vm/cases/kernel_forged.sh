@@ -13,7 +13,7 @@
 
 need_cmd python3
 XFER=$(ktest_bin bsp_xfer)
-FORGE="python3 $BSPVM_REPO/tests/vm/progs/bspforge.py"
+FORGE=(python3 "$BSPVM_REPO/tests/vm/progs/bspforge.py")
 af_bsp_load
 bsp_nodes 2 1
 on_exit 'ip netns del nx 2>/dev/null'
@@ -37,7 +37,7 @@ view() { ip netns exec n1 awk '$1 == 1 && $2 == 0 {print $3, $4}' /proc/net/af_b
 expect_eq "$(view)" "$n0mac up" "n1's view of node 1 before"
 
 # a real hello of node 1, as the forger hears it
-heard=$(ip netns exec nx "$FORGE" sniff eth0 1 20) || fail "no hello of node 1 heard in nx"
+heard=$(ip netns exec nx "${FORGE[@]}" sniff eth0 1 20) || fail "no hello of node 1 heard in nx"
 read -r inc seq smac hex <<<"$heard"
 expect_eq "$smac" "$n0mac" "source of node 1's hello"
 
@@ -61,15 +61,15 @@ conf0=$(stat1 drop_peer_conflict)
 repl0=$(stat1 drop_replay)
 rx0=$(stat1 hello_rx)
 # a new incarnation of node 1 from another MAC, while node 1 is alive
-expect_ok ip netns exec nx "$FORGE" hello eth0 1 $((inc + 1)) 1
+expect_ok ip netns exec nx "${FORGE[@]}" hello eth0 1 $((inc + 1)) 1
 expect_eq "$(view)" "$n0mac up" "n1's view of node 1 after a hello with a new incarnation"
 # node 1's incarnation, a newer hello_seq, from another MAC
-expect_ok ip netns exec nx "$FORGE" hello eth0 1 "$inc" $((seq + 1000))
+expect_ok ip netns exec nx "${FORGE[@]}" hello eth0 1 "$inc" $((seq + 1000))
 # the real hello again (a replay)
-expect_ok ip netns exec nx "$FORGE" replay eth0 "$hex"
+expect_ok ip netns exec nx "${FORGE[@]}" replay eth0 "$hex"
 # CLOSE (an ACK with BSPE_F_CLOSE) and next-epoch DATA in node 1's name
-expect_ok ip netns exec nx "$FORGE" frame eth0 "$n1mac" ack 1 "$port" 2 7000 --flags 0x0100 --count 5
-expect_ok ip netns exec nx "$FORGE" frame eth0 "$n1mac" data 1 "$port" 2 7000 --epoch 1 --count 5
+expect_ok ip netns exec nx "${FORGE[@]}" frame eth0 "$n1mac" ack 1 "$port" 2 7000 --flags 0x0100 --count 5
+expect_ok ip netns exec nx "${FORGE[@]}" frame eth0 "$n1mac" data 1 "$port" 2 7000 --epoch 1 --count 5
 expect_eq "$(view)" "$n0mac up" "n1's view of node 1 after the forged hellos"
 
 wait $spid || { cat "$tmp/s"; fail "send from n0"; }

@@ -13,7 +13,7 @@
 
 need_cmd python3
 XFER=$(ktest_bin bsp_xfer)
-FORGE="python3 $BSPVM_REPO/tests/vm/progs/bspforge.py"
+FORGE=(python3 "$BSPVM_REPO/tests/vm/progs/bspforge.py")
 HELLOS=5000
 SOURCES=100000
 MAX_PEERS=256
@@ -79,9 +79,9 @@ src0=$(stat0 drop_src_mac)
 	done
 ) &
 mon=$!
-sent_h=$(ip netns exec nx "$FORGE" hellos eth0 $HELLOS 100000) || fail "forged hellos"
+sent_h=$(ip netns exec nx "${FORGE[@]}" hellos eth0 $HELLOS 100000) || fail "forged hellos"
 log "$sent_h hellos from distinct node ids sent"
-sent_d=$(ip netns exec nx "$FORGE" flood eth0 "$n0mac" 1 7000 $SOURCES 300000) || fail "forged DATA"
+sent_d=$(ip netns exec nx "${FORGE[@]}" flood eth0 "$n0mac" 1 7000 $SOURCES 300000) || fail "forged DATA"
 log "$sent_d DATA frames from distinct (node, port) sources sent"
 touch "$tmp/done"
 wait $mon
