@@ -327,6 +327,35 @@ TEST_F(CoordinatorTest, ListenerStaysOpenForLateProcessesAfterATeardown) {
     EXPECT_EQ(status_of(*m), 124u);
 }
 
+// A process of the job that the teardown ends while it is joining closes its connection
+// before its hello: that is no stranger to report (bsprun printed "refused a control
+// connection that is not from this job" for its own process 1 under load).
+TEST_F(CoordinatorTest, ConnectionClosingBeforeItsHelloAfterATeardownIsNotRefused) {
+    make(2);
+    std::string path =
+        std::filesystem::temp_directory_path() / ("coord-joining-" + std::to_string(::getpid()));
+    auto address = RendezvousAddress::parse("unix:" + path);
+    coordinator->set_listener(listen_on(address));
+    FakeProcess joining(
+        connect_to(address, std::chrono::steady_clock::now() + std::chrono::seconds(5)));
+    pump();
+    ::unlink(path.c_str());
+    coordinator->tear_down({-1, 1, "test: process 2 exited"});
+    joining.close();
+    pump();
+    EXPECT_EQ(coordinator->refused_count(), 0);
+    // While the job runs, the same is a stranger and is counted.
+    make(2);
+    coordinator->set_listener(listen_on(address));
+    FakeProcess stranger(
+        connect_to(address, std::chrono::steady_clock::now() + std::chrono::seconds(5)));
+    pump();
+    ::unlink(path.c_str());
+    stranger.close();
+    pump();
+    EXPECT_EQ(coordinator->refused_count(), 1);
+}
+
 // Connections through the listener that never join: closed when they wait for their hello
 // longer than hello_timeout, the oldest closed when more than max_unauthenticated wait,
 // every one counted; the job goes on.

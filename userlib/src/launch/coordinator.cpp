@@ -401,10 +401,13 @@ void Coordinator::on_abort(Connection &c, const wire::Message &m) {
 }
 
 void Coordinator::lost(Connection &c) {
-    if (c.pid < 0 && c.stranger) {
+    if (c.pid < 0 && c.stranger && state_ == State::running) {
         drop_stranger(c, "it closed the connection before its hello");
         return;
     }
+    // Once the job is over, a connection that closes before its hello is most likely
+    // one of the job's own processes, ended by the teardown while it was joining: it
+    // is closed without a report (the job's outcome is already decided).
     c.closed = true;
     c.fd.reset();
     if (c.pid < 0 || state_ != State::running) {
