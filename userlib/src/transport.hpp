@@ -58,6 +58,10 @@ class Transport {
     // precisely instead of waiting for timeouts.
     virtual void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) = 0;
 
+    // The barrier waits for a message from src that has not arrived: the transport may prod
+    // src for it after a round trip instead of waiting for src's timeout.
+    virtual void expect_barrier_message(int src) { expect_from(src, 1, 0); }
+
     // bsp_end: keep answering peers (acknowledgements, retransmissions) from a background
     // thread until shutdown(), while the process waits in the launcher's collective finish.
     virtual void serve_in_background() = 0;
