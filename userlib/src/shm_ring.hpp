@@ -5,7 +5,10 @@
 // chunk is a sequence of chunks, so the ring may be smaller than the messages. Head
 // (consumer) and tail (producer) are byte counters that only grow, each on its own cache
 // line; the consumer checks every chunk header against the ring's bounds, so a corrupt
-// ring is an error, never a read out of bounds.
+// ring is an error, never a read out of bounds. Publishing an index and the checks of
+// whether to sleep or wake are sequentially consistent: with the sleeping and waiting
+// flags (also sequentially consistent) they form the store-then-load pairs of
+// shm_transport.cpp's wake-up protocol, which release/acquire alone would not order.
 #pragma once
 
 #include <algorithm>
@@ -86,7 +89,7 @@ class Ring {
             *off += n;
         }
         if (t != tail) {
-            hdr_->tail.store(t, std::memory_order_release);
+            hdr_->tail.store(t, std::memory_order_seq_cst);
         }
         return complete;
     }
@@ -121,19 +124,19 @@ class Ring {
             }
         }
         if (h != head) {
-            hdr_->head.store(h, std::memory_order_release);
+            hdr_->head.store(h, std::memory_order_seq_cst);
         }
         return static_cast<std::size_t>(h - head);
     }
 
     bool empty_for_consumer() const {
-        return hdr_->tail.load(std::memory_order_acquire) ==
+        return hdr_->tail.load(std::memory_order_seq_cst) ==
                hdr_->head.load(std::memory_order_relaxed);
     }
     // Producer: whether a chunk of `n` payload bytes fits now.
     bool fits(std::size_t n) const {
         const std::uint64_t t = hdr_->tail.load(std::memory_order_relaxed);
-        const std::uint64_t h = hdr_->head.load(std::memory_order_acquire);
+        const std::uint64_t h = hdr_->head.load(std::memory_order_seq_cst);
         return cap_ - (t - h) >= kChunkHeader + pad8(std::min(n, max_chunk()));
     }
 

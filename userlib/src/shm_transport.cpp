@@ -397,9 +397,8 @@ std::string ShmTransport::description() const {
 
 void ShmTransport::notify(int dst) {
     auto &p = peers_[static_cast<std::size_t>(dst)];
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     auto &s = p.map.seg()->sleeping;
-    if (s.load(std::memory_order_relaxed) != 0 && s.exchange(0) != 0) {
+    if (s.load() != 0 && s.exchange(0) != 0) {
         const char b = 1;
         // A full pipe already holds a wake-up.
         (void)!write(p.bell.get(), &b, 1);
@@ -443,9 +442,8 @@ bool ShmTransport::progress() {
             }
             any = true;
             // A producer that found the ring full sleeps until we free space.
-            std::atomic_thread_fence(std::memory_order_seq_cst);
             auto &w = p.from.header()->producer_waiting;
-            if (w.load(std::memory_order_relaxed) != 0 && w.exchange(0) != 0) {
+            if (w.load() != 0 && w.exchange(0) != 0) {
                 notify(q);
             }
         }
@@ -469,7 +467,6 @@ bool ShmTransport::arm() {
         }
     }
     own_.seg()->sleeping.store(1);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     for (const auto &p : peers_) {
         if (!p.local) {
             continue;
