@@ -139,6 +139,25 @@ TEST(PeerInput, NegativeTagSizeRequestIsRejected) {
     }
 }
 
+// Found by messaging_fuzz: a barrier message claiming to combine this process (its summary
+// starts at pid 0) made two registration lists of process 0 and none of process 1, and the
+// registry read past process 1's empty list.
+TEST(PeerInput, BarrierMessageAboutThisProcessIsRejected) {
+    Contribution c;
+    c.row = {0, 0};
+    c.ops.push_sizes = {4};
+    ScriptedPeer peer({encode_barrier(0, 1, BarrierMsg{summarize(0, c), {0}})});
+    Runtime rt(0, 2, &peer, {});
+    int x = 0;
+    rt.push_reg("bsp_push_reg", &x, sizeof x);
+    try {
+        rt.sync("bsp_sync");
+        FAIL() << "accepted";
+    } catch (const ProtocolError &e) {
+        EXPECT_STREQ(e.what(), "barrier messages with the registrations of one process twice");
+    }
+}
+
 // Process 1's stream of superstep 0: the given units, announced in its barrier and counts.
 std::deque<std::vector<std::byte>> stream_of(std::vector<std::vector<std::byte>> units) {
     std::deque<std::vector<std::byte>> script{peer_barrier(0), peer_counts(0, 1)};

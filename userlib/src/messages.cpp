@@ -95,6 +95,11 @@ void merge_summary(BarrierSummary &into, const BarrierSummary &other) {
     std::merge(lo.pushes.begin(), lo.pushes.end(), hi.pushes.begin(), hi.pushes.end(),
                std::back_inserter(u.pushes),
                [](const auto &a, const auto &b) { return a.first < b.first; });
+    if (std::adjacent_find(u.pushes.begin(), u.pushes.end(), [](const auto &a, const auto &b) {
+            return a.first == b.first;
+        }) != u.pushes.end()) {
+        throw ProtocolError("barrier messages with the registrations of one process twice");
+    }
     into = std::move(u);
 }
 

@@ -434,8 +434,9 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         if (b.all.pushes.size() != n) {
             throw ProtocolError("barrier without the registrations of every process");
         }
-        for (const auto &[k, sizes] : b.all.pushes) {
-            if (sizes.size() != mine.ops.push_sizes.size()) {
+        for (std::size_t k = 0; k < n; ++k) {
+            const auto &[pid, sizes] = b.all.pushes[k];
+            if (pid != k || sizes.size() != mine.ops.push_sizes.size()) {
                 throw ProtocolError("barrier with registrations that disagree");
             }
             reg[k].push_sizes = sizes;
