@@ -42,6 +42,8 @@ extern unsigned int bsp_default_reasm_timeout_ms;
 
 struct bsp_master;
 struct bsp_key;
+struct bpf_map;
+struct bsp_xdp_state;
 
 struct bsp_net {
 	struct net *net;
@@ -79,6 +81,9 @@ struct bsp_net {
 	struct hlist_head socks;
 	u32 socks_gen;		/* changes with socks: sock_diag dump check */
 	u32 next_port;
+	/* XDP pre-filter state map (xdp.c) and its value; port_lock */
+	struct bpf_map *xdp_map;
+	struct bsp_xdp_state *xdp_value;
 
 	/* the namespace's master device (at most one); RTNL + RCU */
 	struct bsp_master __rcu *master;

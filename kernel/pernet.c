@@ -19,6 +19,7 @@
 #include "peer.h"
 #include "discovery.h"
 #include "auth.h"
+#include "xdp.h"
 
 unsigned int bsp_net_id __read_mostly;
 
@@ -55,6 +56,8 @@ int bsp_set_node_id(struct bsp_net *bn, u32 id)
 	else
 		WRITE_ONCE(bn->node_id, id);
 	spin_unlock_bh(&bn->port_lock);
+	if (!err)
+		bsp_xdp_sync_ids(bn);
 	return err;
 }
 
@@ -79,6 +82,19 @@ static int bsp_sysctl_node_id(struct ctl_table *table, int write,
 	return bsp_set_node_id(bn, val);
 }
 
+/* net.bsp.cluster_id: the XDP pre-filter's copy follows the value. */
+static int bsp_sysctl_cluster_id(struct ctl_table *table, int write,
+				 void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct bsp_net *bn = container_of(table->data, struct bsp_net,
+					  cluster_id);
+	int err = proc_douintvec(table, write, buffer, lenp, ppos);
+
+	if (!err && write)
+		bsp_xdp_sync_ids(bn);
+	return err;
+}
+
 /* Template; each namespace gets a copy whose .data point into its bsp_net. */
 static const struct ctl_table bsp_sysctl_template[] = {
 	{
@@ -92,7 +108,7 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.procname	= "cluster_id",
 		.maxlen		= sizeof(u32),
 		.mode		= 0644,
-		.proc_handler	= proc_douintvec,
+		.proc_handler	= bsp_sysctl_cluster_id,
 	},
 	{
 		.procname	= "hello_interval_ms",
@@ -246,6 +262,7 @@ static void __net_exit bsp_net_exit(struct net *net)
 	bsp_proc_exit_net(bn);
 	bsp_sysctl_exit_net(bn);
 	bsp_key_exit_net(bn);
+	bsp_xdp_exit_net(bn);
 	WARN_ON_ONCE(!hlist_empty(&bn->socks));
 	WARN_ON_ONCE(atomic_long_read(&bn->rmem));
 }
