@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * AF_BSP wire format, version 2 (Documentation/protocol.rst).
+ * AF_BSP wire format, version 3 (Documentation/protocol.rst).
  *
  * Every AF_BSP packet starts with the same 4 bytes (version, type, flags).
  * Data and control packets (DATA, ACK, PROD) carry the 72-byte struct
@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define BSPE_VERSION		2
+#define BSPE_VERSION		3
 
 /* Packet types (bspe_hdr.type, bspe_hello.type). */
 enum bspe_type {

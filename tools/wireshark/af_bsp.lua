@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: GPL-2.0
 --
--- Wireshark/tshark dissector for AF_BSP, wire format version 2
+-- Wireshark/tshark dissector for AF_BSP, wire format version 3
 -- (Documentation/protocol.rst, kernel/engine/bspe_wire.h): DATA, ACK and
 -- PROD (72-byte header, payload after it) and HELLO (40 bytes), over
 -- Ethernet with EtherType 0x88B5; over UDP (libbsp's user-space transport)
@@ -22,7 +22,7 @@ local band, bnot, rshift = bit32.band, bit32.bnot, bit32.rshift
 local ETH_P_BSP = 0x88B5
 local HDR_LEN = 72
 local HELLO_LEN = 40
-local VERSION = 2
+local VERSION = 3
 
 local types = { [1] = "DATA", [2] = "ACK", [3] = "PROD", [4] = "HELLO" }
 

@@ -131,7 +131,7 @@ TEST_F(Hostile, TruncatedPackets) {
 }
 
 TEST_F(Hostile, WrongVersionAndType) {
-    for (uint8_t v : {0, 1, 3, 255}) {
+    for (uint8_t v : {0, 1, 2, 4, 255}) {
         auto p = valid(1, 1);
         hdr(p)->version = v;
         refused(p, -EPROTONOSUPPORT, BSPE_DROP_VERSION);

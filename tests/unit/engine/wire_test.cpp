@@ -5,7 +5,7 @@
 #include "engine_test_util.hpp"
 
 TEST(Wire, HeaderLayoutIsPinned) {
-    EXPECT_EQ(BSPE_VERSION, 2);
+    EXPECT_EQ(BSPE_VERSION, 3);
     EXPECT_EQ(sizeof(bspe_hdr), 72u);
     EXPECT_EQ(offsetof(bspe_hdr, flags), 2u);
     EXPECT_EQ(offsetof(bspe_hdr, src_node), 4u);

@@ -152,26 +152,28 @@ expect_eq "$(xstat drop_no_port)" "$((np0 + 4))" "frames for 7100 after close: u
 ip -n n0 addr add 10.9.0.1/24 dev eth0
 ip -n n1 addr add 10.9.0.2/24 dev eth0
 expect_ok ip netns exec n0 ping -c 3 -W 2 10.9.0.2
-ip netns exec n1 python3 -c '
-import socket, hashlib
+ip netns exec n1 timeout 60 python3 -c '
+import socket, hashlib, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.9.0.2", 7777)); s.listen(1); c, _ = s.accept(); h = hashlib.sha256(); n = 0
+s.bind(("10.9.0.2", 7777)); s.listen(1); open(sys.argv[1], "w").close()
+c, _ = s.accept(); h = hashlib.sha256(); n = 0
 while True:
     b = c.recv(65536)
     if not b: break
     h.update(b); n += len(b)
-print(n, h.hexdigest())' >"$tmp/tcp" &
+print(n, h.hexdigest())' "$tmp/listening" >"$tmp/tcp" &
 srv=$!
-want=$(ip netns exec n0 python3 -c '
-import socket, hashlib, os, time
-d = os.urandom(4 << 20)
-for _ in range(100):  # the server may not listen yet
-    try:
-        c = socket.create_connection(("10.9.0.2", 7777)); break
-    except ConnectionRefusedError:
-        time.sleep(0.1)
+for _ in $(seq 100); do [ -e "$tmp/listening" ] && break; sleep 0.1; done
+[ -e "$tmp/listening" ] || fail "TCP server did not start"
+want=$(ip netns exec n0 timeout 60 python3 -c '
+import socket, hashlib, os
+d = os.urandom(4 << 20); c = socket.create_connection(("10.9.0.2", 7777), timeout=30)
 c.sendall(d); c.close()
-print(len(d), hashlib.sha256(d).hexdigest())') || fail "TCP client"
+print(len(d), hashlib.sha256(d).hexdigest())') || {
+	ip -n n1 -s link show eth0
+	ip netns exec n1 ss -tni
+	fail "TCP client"
+}
 wait "$srv" || fail "TCP server"
 expect_eq "$(cat "$tmp/tcp")" "$want" "4 MiB over TCP through the XDP filter"
 
