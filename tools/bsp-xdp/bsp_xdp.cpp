@@ -1,7 +1,7 @@
 // bsp-xdp: attaches the AF_BSP XDP pre-filter (ebpf/xdp_bsp.bpf.c) to the rails of
 // this network namespace and shows its counters.
 //
-//   bsp-xdp attach DEV [--skb] [--no-steer]
+//   bsp-xdp attach DEV [--skb] [--steer]
 //   bsp-xdp detach DEV
 //   bsp-xdp stats
 //
@@ -307,7 +307,7 @@ void cmd_stats() {
 
 [[noreturn]] void usage() {
     std::fputs(
-        "usage: bsp-xdp attach DEV [--skb] [--no-steer]\n"
+        "usage: bsp-xdp attach DEV [--skb] [--steer]\n"
         "       bsp-xdp detach DEV\n"
         "       bsp-xdp stats\n",
         stderr);
@@ -323,12 +323,12 @@ int main(int argc, char **argv) {
     const std::string &cmd = args[0];
     try {
         if (cmd == "attach" && args.size() >= 2) {
-            bool skb = false, steer = true;
+            bool skb = false, steer = false;
             for (std::size_t i = 2; i < args.size(); i++) {
                 if (args[i] == "--skb")
                     skb = true;
-                else if (args[i] == "--no-steer")
-                    steer = false;
+                else if (args[i] == "--steer")
+                    steer = true;
                 else
                     usage();
             }
