@@ -70,6 +70,18 @@ struct bsp_net {
 	atomic_long_t rmem;
 	atomic_long_t rmem_peak;
 	atomic_long_t reasm_expired;	/* channels closed by reassembly expiry */
+	/*
+	 * The data path (transport.c): DATA frames whose payload references
+	 * the message's pages or was copied; received frames handed to the
+	 * engine header-only (payload copied from the frame's pages) or made
+	 * linear first; frames whose checksum was vouched for (they never
+	 * left this host).
+	 */
+	atomic_long_t tx_paged;
+	atomic_long_t tx_copied;
+	atomic_long_t rx_paged;
+	atomic_long_t rx_linearized;
+	atomic_long_t rx_csum_vouched;
 	atomic_t mem_waiters;		/* a socket was refused for net.bsp.mem */
 
 	/* bound sockets by port; writers hold port_lock, readers RCU */

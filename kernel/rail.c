@@ -79,7 +79,11 @@ static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
 		bsp_count_drop(bn, BSP_DROP_NOT_RAIL);
 		goto drop;
 	}
-	if (skb_linearize(skb)) {
+	/*
+	 * Only the header needs to be linear: DATA payload is copied from
+	 * the frame's pages into the message (bsp_transport_rcv).
+	 */
+	if (!pskb_may_pull(skb, min_t(unsigned int, skb->len, BSPE_HDR_LEN))) {
 		bsp_count_drop(bn, BSP_DROP_NOMEM);
 		goto drop;
 	}
@@ -98,6 +102,10 @@ static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
 		goto drop;
 	}
 	if (type == BSPE_T_HELLO) {
+		if (skb_linearize(skb)) {
+			bsp_count_drop(bn, BSP_DROP_NOMEM);
+			goto drop;
+		}
 		bsp_discovery_rcv(bn, rail, skb);
 		return NET_RX_SUCCESS;
 	}

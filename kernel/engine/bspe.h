@@ -299,7 +299,10 @@ struct bspe_xmit {
  * @msg_id:	message number.
  * @msg_len:	total length of the message.
  * @off:	offset of the payload in the message.
- * @data:	payload inside the packet passed to bspe_rx().
+ * @data:	payload inside the packet passed to bspe_rx(); NULL if it was
+ *		passed with BSPE_RX_HDR_ONLY: the payload is then bytes
+ *		[BSPE_HDR_LEN, BSPE_HDR_LEN + @len) of the caller's packet,
+ *		which the caller reads itself.
  * @len:	payload length.
  * @flags:	header flags (BSPE_F_SYNC tells barrier traffic).
  *
@@ -629,6 +632,38 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
  * acknowledgment fields and epoch were still processed.
  */
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now);
+
+/* bspe_rx_ext() flags */
+/*
+ * The caller vouches for the packet's checksum: it never left this host
+ * (the kernel's CHECKSUM_PARTIAL) or the device verified it. The engine
+ * still requires BSPE_F_CSUM where the configuration does.
+ */
+#define BSPE_RX_CSUM_OK		0x01
+/*
+ * Only the header is contiguous at @pkt (BSPE_HDR_LEN bytes); @len is still
+ * the whole packet's length. The engine cannot read the payload: a packet
+ * with BSPE_F_CSUM is refused (BSPE_DROP_CSUM) unless BSPE_RX_CSUM_OK is
+ * given too, an endpoint with BSPE_CFG_AUTH refuses every such packet
+ * (BSPE_DROP_AUTH), and rx_data gets @data NULL.
+ */
+#define BSPE_RX_HDR_ONLY	0x02
+
+/**
+ * bspe_rx_ext() - a packet arrived, with what the caller knows of it
+ * @ep: the endpoint.
+ * @rail: the rail it arrived on.
+ * @pkt: the packet (or its header only, with BSPE_RX_HDR_ONLY).
+ * @len: the packet's length in bytes.
+ * @rx_flags: BSPE_RX_* flags.
+ * @now: current time in ns.
+ *
+ * bspe_rx() is bspe_rx_ext() with @rx_flags 0.
+ *
+ * Return: as bspe_rx().
+ */
+int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
+		u32 rx_flags, u64 now);
 
 /**
  * bspe_timer() - the endpoint's timer fired

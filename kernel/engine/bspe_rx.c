@@ -193,7 +193,8 @@ static int bspe_check_auth(const struct bspe_ep *ep, const void *pkt,
 
 /* Checks everything that needs no channel; returns a drop reason or -1. */
 static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
-		      const void *pkt, u8 rail, const struct bspe_pkt *k)
+		      const void *pkt, u8 rail, const struct bspe_pkt *k,
+		      u32 rx_flags)
 {
 	if (k->flags & ~BSPE_F_ALL)
 		return BSPE_DROP_FLAGS;
@@ -202,7 +203,9 @@ static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
 		if (k->flags & BSPE_F_CSUM)
 			return BSPE_DROP_FLAGS;
 	} else if (k->flags & BSPE_F_CSUM) {
-		if (!bspe_csum_ok(pkt, BSPE_HDR_LEN + k->payload_len))
+		if (!(rx_flags & BSPE_RX_CSUM_OK) &&
+		    ((rx_flags & BSPE_RX_HDR_ONLY) ||
+		     !bspe_csum_ok(pkt, BSPE_HDR_LEN + k->payload_len)))
 			return BSPE_DROP_CSUM;
 	} else if (ep->cfg.flags & BSPE_CFG_REQUIRE_CSUM) {
 		return BSPE_DROP_CSUM;
@@ -692,6 +695,12 @@ static int bspe_rx_evict(struct bspe_ep *ep, int c, const struct bspe_pkt *k,
 
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 {
+	return bspe_rx_ext(ep, rail, pkt, len, 0, now);
+}
+
+int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
+		u32 rx_flags, u64 now)
+{
 	struct bspe_chan *ch;
 	struct bspe_hdr h;
 	struct bspe_pkt k;
@@ -709,12 +718,14 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	bspe_decode(&h, &k);
 	if (len < (u32)BSPE_HDR_LEN + k.payload_len)
 		return bspe_drop(&ep->st, BSPE_DROP_TRUNCATED, -EBADMSG);
-	/* 2. Authenticity. */
+	/* 2. Authenticity (the MAC needs the payload). */
+	if ((rx_flags & BSPE_RX_HDR_ONLY) && (ep->cfg.flags & BSPE_CFG_AUTH))
+		return bspe_drop(&ep->st, BSPE_DROP_AUTH, -EACCES);
 	why = bspe_check_auth(ep, pkt, &k);
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -EACCES);
 	/* 3. Fields, address, rail, incarnations, epoch: no state changes. */
-	why = bspe_check(ep, &h, pkt, rail, &k);
+	why = bspe_check(ep, &h, pkt, rail, &k, rx_flags);
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -EBADMSG);
 	c = bspe_rx_chan(ep, &k);
@@ -786,8 +797,8 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	if (k.type == BSPE_T_DATA) {
 		struct bspe_rrail *rr = &ch->rrail[k.rail];
 
-		ret = bspe_rx_data(ep, ch, &k, (const u8 *)pkt + BSPE_HDR_LEN,
-				   now);
+		ret = bspe_rx_data(ep, ch, &k, (rx_flags & BSPE_RX_HDR_ONLY) ?
+				   NULL : (const u8 *)pkt + BSPE_HDR_LEN, now);
 		if (!ret)
 			bspe_touch(ep, ch, now);
 		if (rr->ack_wanted && !rr->ack_due &&

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ class Transport {
     // Blocks until a message arrives (while transmitting what is queued). Returns nullopt
     // when the job is being torn down (the launcher's control descriptor became readable).
     virtual std::optional<Received> receive() = 0;
+
+    // receive(), but also returns nullopt with *woken set as soon as wake_fd is readable
+    // (wake_fd is not read here): the shared-memory transport waits in it for its doorbell
+    // and the other hosts' messages at once. Transports that cannot be combined throw.
+    virtual std::optional<Received> receive_or_wake(int wake_fd, bool *woken) {
+        (void)wake_fd;
+        (void)woken;
+        throw std::logic_error(name() + " transport cannot wait for another descriptor");
+    }
 
     // Blocks until every queued message has been handed to the layer below (while still
     // reading incoming messages): the messaging layer calls it before leaving bsp_sync, so
