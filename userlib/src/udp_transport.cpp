@@ -283,8 +283,9 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     }
     const std::size_t size = bspe_mem_size(&cfg_);
     mem_ = std::make_unique<std::uint64_t[]>((size + 7) / 8);
-    static const bspe_ops ops = {cb_xmit,  cb_rx_data, cb_deliver,    cb_rx_abort,  cb_complete,
-                                 cb_timer, nullptr,    cb_chan_alloc, cb_chan_free, cb_chan_new};
+    static const bspe_ops ops = {cb_xmit,      cb_rx_data,  cb_deliver, cb_rx_abort,
+                                 cb_complete,  cb_timer,    nullptr,    cb_chan_alloc,
+                                 cb_chan_free, cb_chan_new, nullptr};
     ep_ = bspe_init(mem_.get(), (size + 7) / 8 * 8, &cfg_, &ops, this);
     if (!ep_) {
         throw std::runtime_error("protocol engine initialisation failed");
