@@ -8,8 +8,8 @@
 # Two nodes on one unshaped rail (MTU 1500); a third namespace "jk" on the
 # same bridge floods node n1 with junk (tests/kernel/bsp_junk: half random
 # AF_BSP-looking frames, half well-formed DATA for unbound ports) for
-# JUNK_SECS seconds. Measured without and with the pre-filter on n1's rail,
-# the two configurations alternated ROUNDS times:
+# BSPVM_JUNK_SECS seconds. Measured without and with the pre-filter on n1's rail,
+# the two configurations alternated BSPVM_JUNK_ROUNDS times:
 #   absorbed   junk frames n1 dropped and counted per second (the module's
 #              drop counters, plus the pre-filter's with XDP) while only the
 #              flood runs; frames the node could not even take are lost
@@ -24,9 +24,9 @@ need_cmd nsenter
 BENCH=$(ktest_bin bsp_bench)
 JUNK=$(ktest_bin bsp_junk)
 XDP=$(find_built tools/bsp-xdp/bsp-xdp)
-ROUNDS=${ROUNDS:-3}
-JUNK_SECS=${JUNK_SECS:-5}
-MIB=${BENCH_MIB:-32}
+ROUNDS=${BSPVM_JUNK_ROUNDS:-3}
+JUNK_SECS=${BSPVM_JUNK_SECS:-5}
+MIB=${BSPVM_JUNK_MIB:-32}
 SIZE=$((1 << 20))
 
 af_bsp_load
