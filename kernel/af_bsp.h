@@ -37,6 +37,7 @@
 /* Module parameters (af_bsp_main.c). */
 extern int bsp_family;
 extern unsigned int bsp_default_reasm_timeout_ms;
+extern unsigned int bsp_default_chan_idle_ms;
 
 /* ---- per network namespace state (pernet.c) ---- */
 
@@ -59,6 +60,7 @@ struct bsp_net {
 	u32 peer_expire_ms;
 	u32 max_peers;
 	u32 reasm_timeout_ms;
+	u32 chan_idle_ms;	/* idle channel eviction (0: off), at bind */
 	unsigned long mem_pages;	/* net.bsp.mem: receive memory limit */
 	struct ctl_table_header *sysctl_hdr;
 	/* cluster key (auth.c): NULL = unauthenticated; RCU, key_mutex */

@@ -149,6 +149,13 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.extra2		= &bsp_sysctl_reasm_max,
 	},
 	{
+		.procname	= "chan_idle_ms",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra2		= &bsp_sysctl_reasm_max,
+	},
+	{
 		.procname	= "mem",
 		.maxlen		= sizeof(unsigned long),
 		.mode		= 0644,
@@ -179,8 +186,9 @@ static int bsp_sysctl_init_net(struct bsp_net *bn)
 	t[4].data = &bn->peer_expire_ms;
 	t[5].data = &bn->max_peers;
 	t[6].data = &bn->reasm_timeout_ms;
-	t[7].data = &bn->mem_pages;
-	t[8].data = bn;
+	t[7].data = &bn->chan_idle_ms;
+	t[8].data = &bn->mem_pages;
+	t[9].data = bn;
 
 	bn->sysctl_hdr = register_net_sysctl(bn->net, "net/bsp", t);
 	if (!bn->sysctl_hdr) {
@@ -221,6 +229,7 @@ static int __net_init bsp_net_init(struct net *net)
 	bn->peer_expire_ms = bsp_default_peer_expire_ms;
 	bn->max_peers = bsp_default_max_peers;
 	bn->reasm_timeout_ms = bsp_default_reasm_timeout_ms;
+	bn->chan_idle_ms = bsp_default_chan_idle_ms;
 	/* like udp_mem: a share of the memory free for buffers */
 	bn->mem_pages = max(nr_free_buffer_pages() / 8, bsp_sysctl_mem_min);
 	atomic_long_set(&bn->rmem, 0);

@@ -207,6 +207,10 @@ struct bsp_proto_stats {
 	__u64	chan_closes;	/* peers forgotten because they closed */
 	__u64	srtt_max_ns;	/* largest smoothed round trip of a peer */
 	__u64	drops[BSP_PROTO_DROP_SLOTS];	/* by enum bsp_proto_drop */
+	__u64	chans_evicted;	/* idle channels freed (net.bsp.chan_idle_ms) */
+	__u64	evicts_tx;	/* EVICT requests sent */
+	__u64	evicts_kept;	/* EVICT requests the peer refused */
+	__u64	evicts_gone;	/* answers for channels no longer held */
 };
 
 /* ---- control messages at level SOL_BSP ---- */
