@@ -95,7 +95,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		if [ "$mode" = xdp ]; then
 			nsenter --net=/run/netns/n1 "$XDP" attach eth0 >/dev/null || fail "attach"
 		fi
-		read -r sent absorbed < <(flood "$mode")
+		read -r sent absorbed <<<"$(flood "$mode")"
 		g0=$(goodput)
 		g1=$(goodput flood)
 		log "round $round $mode: sent ${sent}/s absorbed ${absorbed}/s goodput ${g0} Mbit/s, under flood ${g1}"
