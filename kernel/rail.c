@@ -24,6 +24,7 @@
 #include "discovery.h"
 #include "transport.h"
 #include "peer.h"
+#include "xdp.h"
 #include "engine/bspe_wire.h"
 
 static bool bsp_rail_oper_up(const struct net_device *dev)
@@ -233,6 +234,7 @@ int bsp_rail_add(struct bsp_master *m, struct net_device *slave,
 	rcu_assign_pointer(m->rails[i], rail);
 	m->nrails++;
 	dev_add_pack(&rail->pt);
+	bsp_xdp_sync_rails(m->bn);
 
 	netdev_info(m->dev, "rail %d: %s\n", i, slave->name);
 	bsp_rail_update_state(rail);
@@ -252,6 +254,7 @@ static void bsp_rail_release(struct bsp_rail *rail)
 	}
 	RCU_INIT_POINTER(m->rails[index], NULL);
 	m->nrails--;
+	bsp_xdp_sync_rails(bn);
 	/* waits for receivers and for RCU readers that saw the rail */
 	dev_remove_pack(&rail->pt);
 	netdev_upper_dev_unlink(rail->dev, m->dev);

@@ -581,6 +581,20 @@ static int bsp_cb_chan_new(void *ctx, u32 node, u16 port, void **cookie,
 	return bsp_member_flags(tp, node, port);
 }
 
+static u32 bsp_next_incarnation(struct bsp_net *bn);
+
+/*
+ * A channel was freed while its peer may still know it (eviction, close):
+ * the next channels get a newer incarnation, from the counter the sockets'
+ * come from, so that a later socket on the same port is newer still.
+ */
+static u32 bsp_cb_new_inc(void *ctx)
+{
+	struct bsp_transport *tp = ctx;
+
+	return bsp_next_incarnation(tp->bn);
+}
+
 static const struct bspe_ops bsp_engine_ops = {
 	.xmit		= bsp_cb_xmit,
 	.rx_data	= bsp_cb_rx_data,
@@ -592,6 +606,7 @@ static const struct bspe_ops bsp_engine_ops = {
 	.chan_alloc	= bsp_cb_chan_alloc,
 	.chan_free	= bsp_cb_chan_free,
 	.chan_new	= bsp_cb_chan_new,
+	.new_inc	= bsp_cb_new_inc,
 };
 
 /* ---- helpers ---- */
@@ -835,6 +850,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.max_msg = BSP_MSG_MAX;
 	cfg.rcvbuf = max_t(u32, READ_ONCE(bs->sk.sk_rcvbuf), BSP_MSG_MAX);
 	cfg.unreach_ns = (u64)bsp_unreach_ms * NSEC_PER_MSEC;
+	cfg.evict_ns = (u64)READ_ONCE(bn->chan_idle_ms) * NSEC_PER_MSEC;
 	cfg.rto_min_ns = (u64)clamp_t(unsigned int, READ_ONCE(bsp_rto_min_ms),
 				      1, 60000) * NSEC_PER_MSEC;
 	if (bspe_cfg_check(&cfg))
@@ -1305,6 +1321,10 @@ void bsp_transport_proto_stats(struct bsp_sock *bs,
 	st->srtt_max_ns = srtt;
 	for (i = 0; i < BSPE_DROP_MAX; i++)
 		st->drops[i] = s->drops[i];
+	st->chans_evicted = s->chans_evicted;
+	st->evicts_tx = s->evicts_tx;
+	st->evicts_kept = s->evicts_kept;
+	st->evicts_gone = s->evicts_gone;
 }
 
 /* ---- rail side ---- */

@@ -10,7 +10,8 @@
 # the other in the same boot: bsp_bench with 64 KiB and 1 MiB messages over
 # 1 and 2 rails, and iperf3 (one TCP stream) over rail 0. Prints one table:
 # Mbit/s at the receiver, the ratio to TCP at the same MTU, and the
-# sender's timeout probes and retransmissions of every AF_BSP row.
+# sender's timeout probes and retransmissions and the frames the guest's
+# input backlogs dropped (softnet_stat) during every AF_BSP row.
 #
 # BSPVM_BENCH_MIB (default 32) is the volume of each AF_BSP measurement;
 # BSPVM_BENCH_PROFILE=1 adds, for 1 MiB messages on one 9000-byte rail, the
@@ -30,11 +31,20 @@ statof()
 	sed -n "s/^STATS.* $2=\([0-9]*\).*/\1/p" "$1" | head -n 1
 }
 
-# afbsp SIZE -> "mbit timeouts retransmissions" of one AF_BSP transfer
+# backlog_drops -> frames dropped so far because a CPU's input backlog was
+# full (net.core.netdev_max_backlog; veth hands every frame to netif_rx)
+backlog_drops()
+{
+	python3 -c 'import sys; print(sum(int(l.split()[1], 16) for l in open("/proc/net/softnet_stat")))'
+}
+
+# afbsp SIZE -> "mbit timeouts retransmissions backlog_drops" of one AF_BSP
+# transfer
 afbsp()
 {
-	local size=$1 count=$((VOLUME / $1)) mbit retx
+	local size=$1 count=$((VOLUME / $1)) mbit retx drops
 
+	drops=$(backlog_drops)
 	ip netns exec n1 "$BENCH" sink 7500 "$count" "$size" >/tmp/bench.sink 2>&1 &
 	sleep 0.3
 	ip netns exec n0 "$BENCH" source 2 7500 "$count" "$size" >/tmp/bench.src ||
@@ -44,7 +54,7 @@ afbsp()
 	mbit=$(sed -n 's/^RESULT.* mbit=\([0-9.]*\).*/\1/p' /tmp/bench.sink)
 	retx=$(($(statof /tmp/bench.src retx_hole) + $(statof /tmp/bench.src retx_prod) +
 		$(statof /tmp/bench.src retx_timeout)))
-	echo "$mbit $(statof /tmp/bench.src timeouts) $retx"
+	echo "$mbit $(statof /tmp/bench.src timeouts) $retx $(($(backlog_drops) - drops))"
 	rm -f /tmp/bench.sink /tmp/bench.src
 }
 
@@ -73,14 +83,14 @@ profile()
 	rm -f /tmp/bench.perf
 }
 
-declare -A M TO RX TCP
+declare -A M TO RX BD TCP
 for mtu in 1500 9000; do
 	for rails in 1 2; do
 		bsp_nodes 2 "$rails" "$mtu"
 		bsp_wait_peers 1
 		for size in 65536 1048576; do
 			read -r M[$mtu,$rails,$size] TO[$mtu,$rails,$size] \
-				RX[$mtu,$rails,$size] <<<"$(afbsp "$size")"
+				RX[$mtu,$rails,$size] BD[$mtu,$rails,$size] <<<"$(afbsp "$size")"
 			[ -n "${M[$mtu,$rails,$size]}" ] || fail "no figure for mtu $mtu, $rails rails, $size"
 			log "mtu=$mtu rails=$rails size=$size: ${M[$mtu,$rails,$size]} Mbit/s"
 		done
@@ -99,15 +109,15 @@ ratio()
 
 echo
 echo "Unshaped veth/bridge rails, 2 nodes, $((VOLUME >> 20)) MiB per AF_BSP figure; Mbit/s at the receiver"
-printf '%-6s %-10s %6s %10s %8s %9s %6s\n' MTU what rails Mbit/s "/ TCP" timeouts retx
+printf '%-6s %-12s %6s %10s %8s %9s %6s %8s\n' MTU what rails Mbit/s "/ TCP" timeouts retx backlog
 for mtu in 1500 9000; do
-	printf '%-6s %-10s %6s %10s %8s %9s %6s\n' "$mtu" "TCP" 1 "${TCP[$mtu]}" 1.00 - -
+	printf '%-6s %-12s %6s %10s %8s %9s %6s %8s\n' "$mtu" "TCP" 1 "${TCP[$mtu]}" 1.00 - - -
 	for size in 65536 1048576; do
 		for rails in 1 2; do
 			k=$mtu,$rails,$size
-			printf '%-6s %-10s %6s %10s %8s %9s %6s\n' "$mtu" \
+			printf '%-6s %-12s %6s %10s %8s %9s %6s %8s\n' "$mtu" \
 				"AF_BSP $((size >> 10))k" "$rails" "${M[$k]}" \
-				"$(ratio "${M[$k]}" "${TCP[$mtu]}")" "${TO[$k]}" "${RX[$k]}"
+				"$(ratio "${M[$k]}" "${TCP[$mtu]}")" "${TO[$k]}" "${RX[$k]}" "${BD[$k]}"
 		done
 	done
 done

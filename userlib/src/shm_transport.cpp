@@ -210,6 +210,8 @@ class ShmTransport final : public Transport {
     std::size_t ring_bytes_;
     Fd seg_fd_;
     Mapping own_;
+    // The doorbell. Keeping its write end open means the read end never reports end of
+    // file (a busy poll) when every peer has gone.
     Fd bell_rd_, bell_wr_;
     std::vector<Peer> peers_;
     std::deque<Received> ready_;

@@ -203,6 +203,9 @@ class UdpTransport final : public Transport {
     // Datagrams dropped before the engine saw them: not from the address of the process
     // they name as sender (another user's process, a stale job, a truncated datagram).
     std::uint64_t drop_source_ = 0;
+    // Batching (BSP_STATS): sendmmsg calls, UDP_SEGMENT super-datagrams sent, recvmmsg
+    // calls that returned datagrams, datagrams received coalesced by UDP_GRO.
+    std::uint64_t tx_calls_ = 0, tx_gso_ = 0, rx_calls_ = 0, rx_gro_ = 0;
 
     std::mutex mu_;  // the engine, while the background thread runs
     std::thread background_;
@@ -280,8 +283,9 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     }
     const std::size_t size = bspe_mem_size(&cfg_);
     mem_ = std::make_unique<std::uint64_t[]>((size + 7) / 8);
-    static const bspe_ops ops = {cb_xmit,  cb_rx_data, cb_deliver,    cb_rx_abort,  cb_complete,
-                                 cb_timer, nullptr,    cb_chan_alloc, cb_chan_free, cb_chan_new};
+    static const bspe_ops ops = {cb_xmit,      cb_rx_data,  cb_deliver, cb_rx_abort,
+                                 cb_complete,  cb_timer,    nullptr,    cb_chan_alloc,
+                                 cb_chan_free, cb_chan_new, nullptr};
     ep_ = bspe_init(mem_.get(), (size + 7) / 8 * 8, &cfg_, &ops, this);
     if (!ep_) {
         throw std::runtime_error("protocol engine initialisation failed");
@@ -541,6 +545,10 @@ void UdpTransport::send_rail(std::size_t rail, std::size_t first, std::size_t en
         const int n =
             sendmmsg(fd, mm_.data() + at, static_cast<unsigned>(mm_.size() - at), MSG_DONTWAIT);
         if (n > 0) {
+            ++tx_calls_;
+            for (std::size_t m = at; m < at + static_cast<std::size_t>(n); ++m) {
+                tx_gso_ += runs[m].seg ? 1 : 0;
+            }
             at += static_cast<std::size_t>(n);
             continue;
         }
@@ -785,6 +793,7 @@ void UdpTransport::read_rail(std::size_t r) {
         if (n <= 0) {
             return;
         }
+        ++rx_calls_;
         for (int i = 0; i < n; ++i) {
             const msghdr &h = rx_mm_[static_cast<std::size_t>(i)].msg_hdr;
             const std::size_t len = rx_mm_[static_cast<std::size_t>(i)].msg_len;
@@ -806,6 +815,7 @@ void UdpTransport::read_rail(std::size_t r) {
                 ++drop_source_;
                 continue;
             }
+            rx_gro_ += seg < len ? 1 : 0;
             for (std::size_t off = 0; off < len || (len == 0 && off == 0); off += seg) {
                 const std::size_t l = std::min(seg, len - off);
                 if (!from_claimed_peer(r, rx_from_[static_cast<std::size_t>(i)], buf + off, l)) {
@@ -936,6 +946,8 @@ void UdpTransport::print_stats() const {
     if (drop_source_) {
         line += " drop_source " + std::to_string(drop_source_);
     }
+    line += " sendmmsg " + std::to_string(tx_calls_) + " tx_gso " + std::to_string(tx_gso_) +
+            " recvmmsg " + std::to_string(rx_calls_) + " rx_gro " + std::to_string(rx_gro_);
     std::fprintf(stderr, "%s\n", line.c_str());
 }
 

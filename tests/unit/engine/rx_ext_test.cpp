@@ -36,8 +36,8 @@ void deliver_note(void *ctx, const bspe_delivery *) {
 void nop_xmit(void *, const bspe_xmit *) {}
 void nop_complete(void *, void *, int) {}
 void nop_timer(void *, uint64_t) {}
-const bspe_ops kOps = {nop_xmit,  rx_note, deliver_note,    nullptr,        nop_complete,
-                       nop_timer, nullptr, heap_chan_alloc, heap_chan_free, nullptr};
+const bspe_ops kOps = {nop_xmit, rx_note,         deliver_note,   nullptr, nop_complete, nop_timer,
+                       nullptr,  heap_chan_alloc, heap_chan_free, nullptr, nullptr};
 
 const uint8_t kKey[BSPE_KEY_LEN] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 

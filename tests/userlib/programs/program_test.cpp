@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <string>
@@ -838,3 +839,34 @@ TEST_F(UnderBsprun, SharedMemoryWithEveryPrimitive) {
     EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
 }
+
+#ifdef BSP_EXCHANGE_PATH
+// The UDP transport batches (Documentation/messaging.rst, "Batching over UDP"): 256 KiB per
+// pair leave in sendmmsg calls of UDP_SEGMENT super-datagrams and arrive through recvmmsg,
+// coalesced by UDP_GRO (loopback keeps a super-datagram whole up to the receiving socket),
+// every packet still with its MAC (the exchange checks every byte).
+TEST(Programs, UdpBatchesWithGsoAndGro) {
+    auto r = run_program(
+        {BSP_EXCHANGE_PATH, "-n", "262144", "-r", "2"},
+        {{"BSP_NPROCS", "2"}, {"BSP_TRANSPORT", "udp"}, {"BSP_SHM", "0"}, {"BSP_STATS", "1"}});
+    EXPECT_NE(r.out.find(" us/superstep, ok\n"), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    for (int p = 0; p < 2; ++p) {
+        const std::string prefix = "bsp: udp stats of process " + std::to_string(p) + ":";
+        const auto at = r.err.find(prefix);
+        ASSERT_NE(at, std::string::npos) << r.err;
+        std::istringstream line(r.err.substr(at + prefix.size(), r.err.find('\n', at) - at));
+        std::map<std::string, long> c;
+        std::string k;
+        long v = 0;
+        while (line >> k >> v)
+            c[k] = v;
+        EXPECT_GT(c["sendmmsg"], 0) << "process " << p;
+        EXPECT_GT(c["tx_gso"], 0) << "process " << p;
+        EXPECT_GT(c["recvmmsg"], 0) << "process " << p;
+        EXPECT_GT(c["rx_gro"], 0) << "process " << p;
+        EXPECT_EQ(c.count("drop_auth"), 0u) << "process " << p;
+    }
+}
+#endif
