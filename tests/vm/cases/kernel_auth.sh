@@ -17,7 +17,7 @@ BENCH=$(ktest_bin bsp_bench)
 FORGE=(python3 "$BSPVM_REPO/tests/vm/progs/bspforge.py")
 KEY=00112233445566778899aabbccddeeff
 COUNT=400
-PACING=500000	# bytes/s: the transfer lasts about 13 s, past the forgeries
+PACING=500000	# bytes/s: the transfer lasts about 13 s
 SIZE=16384
 
 af_bsp_load selftest=1
@@ -83,7 +83,10 @@ sniffer=$!
 ip netns exec n1 "$BENCH" sink 7000 $COUNT $SIZE >"$tmp/r" 2>&1 &
 rpid=$!
 sleep 0.3
-ip netns exec n0 "$BENCH" source 2 7000 $COUNT $SIZE $PACING >"$tmp/s" 2>&1 &
+# the source holds its last message until the forgeries are sent, so the
+# transfer is still running when they arrive, however slow the kernel
+ip netns exec n0 env BSP_BENCH_HOLD="$tmp/forged" "$BENCH" source 2 7000 $COUNT $SIZE $PACING \
+	>"$tmp/s" 2>&1 &
 spid=$!
 wait $sniffer || { cat "$tmp/data"; fail "no DATA frame of node 1 seen in n1"; }
 port=$(ip netns exec n0 awk 'NR > 1 && $1 != 0 {print $1; exit}' /proc/net/af_bsp/sockets)
@@ -102,7 +105,8 @@ frame eth0 $n1mac data 1 $port 2 7000 --count 5 --src $n0mac
 frame eth0 $n1mac ack 1 $port 2 7000 --flags 0x0100 --count 5 --src $n0mac
 EOT
 # the transfer was still running (its sink socket received them)
-kill -0 $rpid 2>/dev/null || fail "the transfer ended before the forged frames were sent: make it longer"
+kill -0 $rpid 2>/dev/null || fail "the sink ended before the forged frames were sent"
+touch "$tmp/forged"
 
 wait $spid || { cat "$tmp/s"; fail "source in n0"; }
 wait $rpid || { cat "$tmp/r"; fail "sink in n1"; }
