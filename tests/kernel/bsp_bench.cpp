@@ -95,7 +95,7 @@ int sink(uint16_t port, long count, size_t size) {
 // exists (at most 10 minutes), so that a test can act while the transfer is
 // certainly still running, however slow the kernel.
 bool hold_last() {
-    const char* file = std::getenv("BSP_BENCH_HOLD");
+    const char *file = std::getenv("BSP_BENCH_HOLD");
     if (!file || !*file) {
         return true;
     }
