@@ -18,7 +18,7 @@ CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo
 DEPS := build-essential cmake pkg-config git ca-certificates \
 	clang llvm lld libclang-rt-14-dev clang-format clang-tidy shellcheck \
 	libgtest-dev libgmock-dev libbenchmark-dev \
-	libbpf-dev bpftool libelf-dev zlib1g-dev \
+	libbpf-dev bpftool libelf-dev zlib1g-dev libxdp-dev xdp-tools \
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \
 	flex bison libssl-dev \
 	qemu-system-x86 busybox-static kmod cpio xz-utils \

@@ -8,6 +8,7 @@
 #include <linux/if_ether.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <xdp/xdp_helpers.h>
 
 #include "bsp_fault.h"
 
@@ -74,6 +75,16 @@ static __noinline int bsp_fault_rule_drops(struct xdp_md *ctx, __u32 i)
 	}
 	return rule_decides_drop(st, word);
 }
+
+/*
+ * Under libxdp's dispatcher (tools/bsp-fault) the injector runs before the
+ * AF_BSP pre-filter (priority 20), so that it sees every frame; frames it
+ * passes go on to the next program.
+ */
+struct {
+	__uint(priority, 10);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xdp_bsp_fault);
 
 SEC("xdp")
 int xdp_bsp_fault(struct xdp_md *ctx)

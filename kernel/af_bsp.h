@@ -37,11 +37,14 @@
 /* Module parameters (af_bsp_main.c). */
 extern int bsp_family;
 extern unsigned int bsp_default_reasm_timeout_ms;
+extern unsigned int bsp_default_chan_idle_ms;
 
 /* ---- per network namespace state (pernet.c) ---- */
 
 struct bsp_master;
 struct bsp_key;
+struct bpf_map;
+struct bsp_xdp_state;
 
 struct bsp_net {
 	struct net *net;
@@ -57,6 +60,7 @@ struct bsp_net {
 	u32 peer_expire_ms;
 	u32 max_peers;
 	u32 reasm_timeout_ms;
+	u32 chan_idle_ms;	/* idle channel eviction (0: off), at bind */
 	unsigned long mem_pages;	/* net.bsp.mem: receive memory limit */
 	struct ctl_table_header *sysctl_hdr;
 	/* cluster key (auth.c): NULL = unauthenticated; RCU, key_mutex */
@@ -70,6 +74,18 @@ struct bsp_net {
 	atomic_long_t rmem;
 	atomic_long_t rmem_peak;
 	atomic_long_t reasm_expired;	/* channels closed by reassembly expiry */
+	/*
+	 * The data path (transport.c): DATA frames whose payload references
+	 * the message's pages or was copied; received frames handed to the
+	 * engine header-only (payload copied from the frame's pages) or made
+	 * linear first; frames whose checksum was vouched for (they never
+	 * left this host).
+	 */
+	atomic_long_t tx_paged;
+	atomic_long_t tx_copied;
+	atomic_long_t rx_paged;
+	atomic_long_t rx_linearized;
+	atomic_long_t rx_csum_vouched;
 	atomic_t mem_waiters;		/* a socket was refused for net.bsp.mem */
 
 	/* bound sockets by port; writers hold port_lock, readers RCU */
@@ -79,6 +95,9 @@ struct bsp_net {
 	struct hlist_head socks;
 	u32 socks_gen;		/* changes with socks: sock_diag dump check */
 	u32 next_port;
+	/* XDP pre-filter state map (xdp.c) and its value; port_lock */
+	struct bpf_map *xdp_map;
+	struct bsp_xdp_state *xdp_value;
 
 	/* the namespace's master device (at most one); RTNL + RCU */
 	struct bsp_master __rcu *master;

@@ -83,6 +83,11 @@ module_param_named(reasm_timeout_ms, bsp_default_reasm_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(reasm_timeout_ms,
 		 "default of net.bsp.reasm_timeout_ms: a channel whose reassembly makes no progress for this long is closed");
 
+unsigned int bsp_default_chan_idle_ms = 60000;
+module_param_named(chan_idle_ms, bsp_default_chan_idle_ms, uint, 0444);
+MODULE_PARM_DESC(chan_idle_ms,
+		 "default of net.bsp.chan_idle_ms: a channel idle for this long is evicted (0: never)");
+
 static bool bsp_selftest;
 module_param_named(selftest, bsp_selftest, bool, 0444);
 MODULE_PARM_DESC(selftest,
@@ -108,7 +113,8 @@ static int __init af_bsp_init(void)
 	    bsp_max_chans > U16_MAX || !bsp_max_rails ||
 	    bsp_max_rails > BSP_MAX_RAILS ||
 	    bsp_default_reasm_timeout_ms < 100 ||
-	    bsp_default_reasm_timeout_ms > 3600000) {
+	    bsp_default_reasm_timeout_ms > 3600000 ||
+	    bsp_default_chan_idle_ms > 3600000) {
 		pr_err("module parameter out of range\n");
 		return -EINVAL;
 	}

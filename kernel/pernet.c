@@ -19,6 +19,7 @@
 #include "peer.h"
 #include "discovery.h"
 #include "auth.h"
+#include "xdp.h"
 
 unsigned int bsp_net_id __read_mostly;
 
@@ -55,6 +56,8 @@ int bsp_set_node_id(struct bsp_net *bn, u32 id)
 	else
 		WRITE_ONCE(bn->node_id, id);
 	spin_unlock_bh(&bn->port_lock);
+	if (!err)
+		bsp_xdp_sync_ids(bn);
 	return err;
 }
 
@@ -79,6 +82,19 @@ static int bsp_sysctl_node_id(struct ctl_table *table, int write,
 	return bsp_set_node_id(bn, val);
 }
 
+/* net.bsp.cluster_id: the XDP pre-filter's copy follows the value. */
+static int bsp_sysctl_cluster_id(struct ctl_table *table, int write,
+				 void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct bsp_net *bn = container_of(table->data, struct bsp_net,
+					  cluster_id);
+	int err = proc_douintvec(table, write, buffer, lenp, ppos);
+
+	if (!err && write)
+		bsp_xdp_sync_ids(bn);
+	return err;
+}
+
 /* Template; each namespace gets a copy whose .data point into its bsp_net. */
 static const struct ctl_table bsp_sysctl_template[] = {
 	{
@@ -92,7 +108,7 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.procname	= "cluster_id",
 		.maxlen		= sizeof(u32),
 		.mode		= 0644,
-		.proc_handler	= proc_douintvec,
+		.proc_handler	= bsp_sysctl_cluster_id,
 	},
 	{
 		.procname	= "hello_interval_ms",
@@ -133,6 +149,13 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.extra2		= &bsp_sysctl_reasm_max,
 	},
 	{
+		.procname	= "chan_idle_ms",
+		.maxlen		= sizeof(u32),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra2		= &bsp_sysctl_reasm_max,
+	},
+	{
 		.procname	= "mem",
 		.maxlen		= sizeof(unsigned long),
 		.mode		= 0644,
@@ -163,8 +186,9 @@ static int bsp_sysctl_init_net(struct bsp_net *bn)
 	t[4].data = &bn->peer_expire_ms;
 	t[5].data = &bn->max_peers;
 	t[6].data = &bn->reasm_timeout_ms;
-	t[7].data = &bn->mem_pages;
-	t[8].data = bn;
+	t[7].data = &bn->chan_idle_ms;
+	t[8].data = &bn->mem_pages;
+	t[9].data = bn;
 
 	bn->sysctl_hdr = register_net_sysctl(bn->net, "net/bsp", t);
 	if (!bn->sysctl_hdr) {
@@ -205,6 +229,7 @@ static int __net_init bsp_net_init(struct net *net)
 	bn->peer_expire_ms = bsp_default_peer_expire_ms;
 	bn->max_peers = bsp_default_max_peers;
 	bn->reasm_timeout_ms = bsp_default_reasm_timeout_ms;
+	bn->chan_idle_ms = bsp_default_chan_idle_ms;
 	/* like udp_mem: a share of the memory free for buffers */
 	bn->mem_pages = max(nr_free_buffer_pages() / 8, bsp_sysctl_mem_min);
 	atomic_long_set(&bn->rmem, 0);
@@ -246,6 +271,7 @@ static void __net_exit bsp_net_exit(struct net *net)
 	bsp_proc_exit_net(bn);
 	bsp_sysctl_exit_net(bn);
 	bsp_key_exit_net(bn);
+	bsp_xdp_exit_net(bn);
 	WARN_ON_ONCE(!hlist_empty(&bn->socks));
 	WARN_ON_ONCE(atomic_long_read(&bn->rmem));
 }

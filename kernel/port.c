@@ -13,6 +13,7 @@
 #include <linux/rculist.h>
 
 #include "af_bsp.h"
+#include "xdp.h"
 
 static struct hlist_head *bsp_port_bucket(struct bsp_net *bn, u16 port)
 {
@@ -66,6 +67,7 @@ int bsp_port_bind(struct bsp_net *bn, struct bsp_sock *bs, u16 port)
 	}
 	bs->port = port;
 	hlist_add_head_rcu(&bs->port_node, bsp_port_bucket(bn, port));
+	bsp_xdp_port_set(bn, port, true);
 out:
 	spin_unlock_bh(&bn->port_lock);
 	return err;
@@ -74,8 +76,10 @@ out:
 void bsp_port_unbind(struct bsp_net *bn, struct bsp_sock *bs)
 {
 	spin_lock_bh(&bn->port_lock);
-	if (bs->port)
+	if (bs->port && !hlist_unhashed(&bs->port_node)) {
 		hlist_del_init_rcu(&bs->port_node);
+		bsp_xdp_port_set(bn, bs->port, false);
+	}
 	spin_unlock_bh(&bn->port_lock);
 }
 

@@ -121,6 +121,13 @@ static int bsp_stats_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "reasm_expired %ld\n",
 		   atomic_long_read(&bn->reasm_expired));
 	seq_printf(seq, "auth %d\n", bsp_key_is_set(bn));
+	seq_printf(seq, "tx_paged %ld\n", atomic_long_read(&bn->tx_paged));
+	seq_printf(seq, "tx_copied %ld\n", atomic_long_read(&bn->tx_copied));
+	seq_printf(seq, "rx_paged %ld\n", atomic_long_read(&bn->rx_paged));
+	seq_printf(seq, "rx_linearized %ld\n",
+		   atomic_long_read(&bn->rx_linearized));
+	seq_printf(seq, "rx_csum_vouched %ld\n",
+		   atomic_long_read(&bn->rx_csum_vouched));
 	for (i = 0; i < __BSP_DROP_MAX; i++)
 		seq_printf(seq, "drop_%s %lu\n", bsp_drop_names[i],
 			   atomic_long_read(&bn->drops[i]));

@@ -24,6 +24,7 @@
 #include "discovery.h"
 #include "transport.h"
 #include "peer.h"
+#include "xdp.h"
 #include "engine/bspe_wire.h"
 
 static bool bsp_rail_oper_up(const struct net_device *dev)
@@ -79,7 +80,11 @@ static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
 		bsp_count_drop(bn, BSP_DROP_NOT_RAIL);
 		goto drop;
 	}
-	if (skb_linearize(skb)) {
+	/*
+	 * Only the header needs to be linear: DATA payload is copied from
+	 * the frame's pages into the message (bsp_transport_rcv).
+	 */
+	if (!pskb_may_pull(skb, min_t(unsigned int, skb->len, BSPE_HDR_LEN))) {
 		bsp_count_drop(bn, BSP_DROP_NOMEM);
 		goto drop;
 	}
@@ -98,6 +103,10 @@ static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
 		goto drop;
 	}
 	if (type == BSPE_T_HELLO) {
+		if (skb_linearize(skb)) {
+			bsp_count_drop(bn, BSP_DROP_NOMEM);
+			goto drop;
+		}
 		bsp_discovery_rcv(bn, rail, skb);
 		return NET_RX_SUCCESS;
 	}
@@ -225,6 +234,7 @@ int bsp_rail_add(struct bsp_master *m, struct net_device *slave,
 	rcu_assign_pointer(m->rails[i], rail);
 	m->nrails++;
 	dev_add_pack(&rail->pt);
+	bsp_xdp_sync_rails(m->bn);
 
 	netdev_info(m->dev, "rail %d: %s\n", i, slave->name);
 	bsp_rail_update_state(rail);
@@ -244,6 +254,7 @@ static void bsp_rail_release(struct bsp_rail *rail)
 	}
 	RCU_INIT_POINTER(m->rails[index], NULL);
 	m->nrails--;
+	bsp_xdp_sync_rails(bn);
 	/* waits for receivers and for RCU readers that saw the rail */
 	dev_remove_pack(&rail->pt);
 	netdev_upper_dev_unlink(rail->dev, m->dev);

@@ -27,6 +27,7 @@
 #include "rail.h"
 #include "discovery.h"
 #include "auth.h"
+#include "xdp.h"
 
 static netdev_tx_t bsp_master_xmit(struct sk_buff *skb, struct net_device *dev)
 {
@@ -189,8 +190,10 @@ static int bsp_master_changelink(struct net_device *dev, struct nlattr *tb[],
 				 struct netlink_ext_ack *extack)
 {
 	struct bsp_master *m = netdev_priv(dev);
+	int err = bsp_master_apply(m->bn, data, extack);
 
-	return bsp_master_apply(m->bn, data, extack);
+	bsp_xdp_sync_ids(m->bn);
+	return err;
 }
 
 static size_t bsp_master_get_size(const struct net_device *dev)

@@ -15,6 +15,7 @@
 
 #include "af_bsp.h"
 #include "transport.h"
+#include "xdp.h"
 
 static int bsp_endpoint_cmp(const void *a, const void *b)
 {
@@ -217,6 +218,15 @@ int bsp_setsockopt(struct socket *sock, int level, int optname,
 		if (copy_from_sockptr(&val, optval, sizeof(val)))
 			return -EFAULT;
 		return bsp_set_channels(bs, val);
+	case BSP_XDP_STATE:
+		if (!ns_capable(sock_net(sock->sk)->user_ns, CAP_NET_ADMIN))
+			return -EPERM;
+		if (optlen != sizeof(val))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		return bsp_xdp_set_state(bsp_pernet(sock_net(sock->sk)),
+					 (int)val);
 	case BSP_EPOCH:
 	case BSP_SOCK_STATS:
 	case BSP_PROTO_STATS:

@@ -12,11 +12,14 @@
  *                (bspe_rx_resume once memory frees), rail/peer
  *                liveness (bspe_rail_set),
  *                superstep socket options;
- *   actions out: xmit (a frame is built as an skb and queued for the
- *                rail after the lock is dropped), rx_data (payload copied
- *                into the message being reassembled), deliver (message
- *                queued to the socket), complete (the sender's message
- *                buffer freed, or the socket error set), timer (hrtimer).
+ *   actions out: xmit (a frame is built as an skb whose payload
+ *                references the message's pages, its checksum left to the
+ *                device, and queued for the rail after the lock is
+ *                dropped), rx_data (payload copied once, from the received
+ *                frame's pages, into the message being reassembled),
+ *                deliver (message queued to the socket), complete (the
+ *                sender's message buffer freed, or the socket error set),
+ *                timer (hrtimer).
  *
  * Contexts and locking: bsp_transport.lock (spin, bottom halves off)
  * serialises every call into one endpoint; it is taken in process
@@ -87,6 +90,7 @@ struct bsp_transport {
 	struct sk_buff_head txq;	/* frames to send after unlock */
 	bool flushing;			/* a context is sending txq */
 	u32 rx_epoch;			/* epoch of the frame in bspe_rx */
+	struct sk_buff *rx_skb;		/* that frame, for its payload */
 	u32 outstanding;		/* messages not yet completed */
 	u32 tx_seq;			/* messages accepted by the engine */
 	u64 completions;		/* for senders waiting in EAGAIN */
@@ -142,26 +146,121 @@ static u32 bsp_member_flags(struct bsp_transport *tp, u32 node, u16 port)
 
 /* ---- engine callbacks: tp->lock held, bottom halves off ---- */
 
+/*
+ * Frame @skb (header linear, payload in its pages) gets bytes [@off,
+ * @off + @len) of message @msg as page fragments, each holding a reference
+ * on its page: nothing is copied, and the pages outlive the message if it
+ * completes while the frame is still queued. -EMSGSIZE if that needs more
+ * than MAX_SKB_FRAGS fragments, -EINVAL if the message has bytes in a
+ * linear part (neither happens with bsp_msg_alloc's buffers); the caller
+ * then frees @skb, which drops the references taken so far.
+ */
+static int bsp_frame_ref_pages(struct sk_buff *skb, struct sk_buff *msg,
+			       u32 off, u32 len)
+{
+	u32 pos = 0, end = off + len;
+	struct sk_buff *c = msg;
+	int i, n = skb_shinfo(skb)->nr_frags;
+
+	while (c && pos < end) {
+		const struct skb_shared_info *si = skb_shinfo(c);
+
+		if (skb_headlen(c))
+			return -EINVAL;
+		for (i = 0; i < si->nr_frags && pos < end; i++) {
+			const skb_frag_t *f = &si->frags[i];
+			u32 sz = skb_frag_size(f), from, to;
+
+			if (pos + sz > off) {
+				from = max(off, pos);
+				to = min(end, pos + sz);
+				if (n == MAX_SKB_FRAGS)
+					return -EMSGSIZE;
+				skb_fill_page_desc(skb, n++, skb_frag_page(f),
+						   skb_frag_off(f) + from - pos,
+						   to - from);
+				get_page(skb_frag_page(f));
+				skb->len += to - from;
+				skb->data_len += to - from;
+				skb->truesize += to - from;
+			}
+			pos += sz;
+		}
+		c = c == msg ? skb_shinfo(msg)->frag_list : c->next;
+	}
+	return pos < end ? -EINVAL : 0;
+}
+
+/*
+ * Seal frame @skb (header at skb->data, payload after it, linear or not).
+ * The checksum is left to the device (CHECKSUM_PARTIAL: the Internet
+ * checksum from the header's first byte to the frame's end, stored in the
+ * header's csum field, which is exactly the protocol's checksum); devices
+ * without NETIF_F_HW_CSUM get it from skb_checksum_help() in
+ * dev_queue_xmit, and a frame that stays on this host (veth, bridge) is
+ * never summed at all. The keyed MAC is computed here, over the pages.
+ */
+static void bsp_frame_seal(struct bsp_transport *tp, struct sk_buff *skb)
+{
+	struct bspe_hdr *h = (struct bspe_hdr *)skb->data;
+	u16 flags = ntohs(h->flags);
+	struct bspe_seal_ctx s;
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 done = 0, n;
+
+	if (flags & BSPE_F_AUTH) {
+		bspe_seal_begin(tp->ep, &s, h);
+		skb_prepare_seq_read(skb, BSPE_HDR_LEN, skb->len, &st);
+		while ((n = skb_seq_read(done, &data, &st)) != 0) {
+			bspe_seal_update(&s, data, n);
+			done += n;
+		}
+		bspe_seal_final(&s, h);
+	} else if (flags & BSPE_F_CSUM) {
+		h->csum = 0;
+		skb_partial_csum_set(skb, 0, offsetof(struct bspe_hdr, csum));
+	}
+}
+
 static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 {
 	struct bsp_transport *tp = ctx;
 	struct sk_buff *skb, *msg = x->msg;
+	/*
+	 * With a MAC, every byte is read here anyway and the receiver must
+	 * check it over the whole frame: a linear frame costs the sender a
+	 * copy next to the MAC and spares the receiver one.
+	 */
+	bool copy = ntohs(((const struct bspe_hdr *)x->hdr)->flags) &
+		    BSPE_F_AUTH;
 	u8 *pkt;
 
-	skb = alloc_skb(bsp_rail_headroom() + BSPE_HDR_LEN + x->len,
-			GFP_ATOMIC);
+again:
+	skb = alloc_skb(bsp_rail_headroom() + BSPE_HDR_LEN +
+			(copy ? x->len : 0), GFP_ATOMIC);
 	if (!skb) {
 		bsp_count_drop(tp->bn, BSP_DROP_NOMEM);
 		return;	/* lost: the engine recovers it */
 	}
 	skb_reserve(skb, bsp_rail_headroom());
-	pkt = skb_put(skb, BSPE_HDR_LEN + x->len);
+	pkt = skb_put(skb, BSPE_HDR_LEN);
 	memcpy(pkt, x->hdr, BSPE_HDR_LEN);
-	if (x->len && skb_copy_bits(msg, x->off, pkt + BSPE_HDR_LEN, x->len)) {
-		kfree_skb(skb);
-		return;
+	if (x->len && copy) {
+		if (skb_copy_bits(msg, x->off, skb_put(skb, x->len), x->len)) {
+			kfree_skb(skb);
+			return;
+		}
+		atomic_long_inc(&tp->bn->tx_copied);
+	} else if (x->len) {
+		if (bsp_frame_ref_pages(skb, msg, x->off, x->len)) {
+			kfree_skb(skb);
+			copy = true;
+			goto again;
+		}
+		atomic_long_inc(&tp->bn->tx_paged);
 	}
-	bspe_seal(tp->ep, pkt, pkt + BSPE_HDR_LEN, x->len);
+	bsp_frame_seal(tp, skb);
 	bsp_tx_cb(skb)->node = x->node;
 	bsp_tx_cb(skb)->rail = x->rail;
 	__skb_queue_tail(&tp->txq, skb);
@@ -229,6 +328,30 @@ static int bsp_rx_admit(struct bsp_transport *tp, u32 len, bool next,
 	return -ENOBUFS;
 }
 
+/*
+ * The payload of frame @frame (bytes [BSPE_HDR_LEN, BSPE_HDR_LEN + @len),
+ * wherever its pages are) is copied once, to offset @off of message @msg.
+ */
+static int bsp_copy_payload(struct sk_buff *msg, u32 off,
+			    struct sk_buff *frame, u32 len)
+{
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 done = 0, n;
+
+	if (!frame || BSPE_HDR_LEN + len > frame->len)
+		return -EINVAL;
+	skb_prepare_seq_read(frame, BSPE_HDR_LEN, BSPE_HDR_LEN + len, &st);
+	while ((n = skb_seq_read(done, &data, &st)) != 0) {
+		if (skb_store_bits(msg, off + done, data, n)) {
+			skb_abort_seq_read(&st);
+			return -EINVAL;
+		}
+		done += n;
+	}
+	return done == len ? 0 : -EINVAL;
+}
+
 static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 {
 	struct bsp_transport *tp = ctx;
@@ -264,9 +387,11 @@ static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 	}
 	if (!skb)
 		return -ENOMEM;
-	if (f->len && skb_store_bits(skb, f->off, f->data, f->len))
-		return -EINVAL;
-	return 0;
+	if (!f->len)
+		return 0;
+	if (f->data)
+		return skb_store_bits(skb, f->off, f->data, f->len) ? -EINVAL : 0;
+	return bsp_copy_payload(skb, f->off, tp->rx_skb, f->len);
 }
 
 static void bsp_cb_rx_abort(void *ctx, int chan, u32 slot)
@@ -456,6 +581,20 @@ static int bsp_cb_chan_new(void *ctx, u32 node, u16 port, void **cookie,
 	return bsp_member_flags(tp, node, port);
 }
 
+static u32 bsp_next_incarnation(struct bsp_net *bn);
+
+/*
+ * A channel was freed while its peer may still know it (eviction, close):
+ * the next channels get a newer incarnation, from the counter the sockets'
+ * come from, so that a later socket on the same port is newer still.
+ */
+static u32 bsp_cb_new_inc(void *ctx)
+{
+	struct bsp_transport *tp = ctx;
+
+	return bsp_next_incarnation(tp->bn);
+}
+
 static const struct bspe_ops bsp_engine_ops = {
 	.xmit		= bsp_cb_xmit,
 	.rx_data	= bsp_cb_rx_data,
@@ -467,6 +606,7 @@ static const struct bspe_ops bsp_engine_ops = {
 	.chan_alloc	= bsp_cb_chan_alloc,
 	.chan_free	= bsp_cb_chan_free,
 	.chan_new	= bsp_cb_chan_new,
+	.new_inc	= bsp_cb_new_inc,
 };
 
 /* ---- helpers ---- */
@@ -710,6 +850,7 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.max_msg = BSP_MSG_MAX;
 	cfg.rcvbuf = max_t(u32, READ_ONCE(bs->sk.sk_rcvbuf), BSP_MSG_MAX);
 	cfg.unreach_ns = (u64)bsp_unreach_ms * NSEC_PER_MSEC;
+	cfg.evict_ns = (u64)READ_ONCE(bn->chan_idle_ms) * NSEC_PER_MSEC;
 	cfg.rto_min_ns = (u64)clamp_t(unsigned int, READ_ONCE(bsp_rto_min_ms),
 				      1, 60000) * NSEC_PER_MSEC;
 	if (bspe_cfg_check(&cfg))
@@ -1180,9 +1321,52 @@ void bsp_transport_proto_stats(struct bsp_sock *bs,
 	st->srtt_max_ns = srtt;
 	for (i = 0; i < BSPE_DROP_MAX; i++)
 		st->drops[i] = s->drops[i];
+	st->chans_evicted = s->chans_evicted;
+	st->evicts_tx = s->evicts_tx;
+	st->evicts_kept = s->evicts_kept;
+	st->evicts_gone = s->evicts_gone;
 }
 
 /* ---- rail side ---- */
+
+/*
+ * tp->lock held, tp->ep set: hand frame @skb (its header linear) to the
+ * engine.
+ *
+ * A frame that never left this host (CHECKSUM_PARTIAL: a rail's veth peer
+ * passed a frame of this host on) was never summed; its checksum is what
+ * the sending device would have filled in, so it is vouched for, as TCP
+ * does. Without a MAC to check, the engine then needs only the header and
+ * the payload is copied once, from the frame's pages (bsp_copy_payload);
+ * otherwise the frame is made linear first and checked whole.
+ */
+static int bsp_engine_rx(struct bsp_transport *tp, u8 rail,
+			 struct sk_buff *skb)
+{
+	u16 flags = ntohs(((const struct bspe_hdr *)skb->data)->flags);
+	u32 rx_flags = 0;
+	int err;
+
+	if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		rx_flags |= BSPE_RX_CSUM_OK;
+		atomic_long_inc(&tp->bn->rx_csum_vouched);
+	}
+	if (skb_is_nonlinear(skb) &&
+	    !(bspe_get_cfg(tp->ep)->flags & BSPE_CFG_AUTH) &&
+	    (!(flags & BSPE_F_CSUM) || (rx_flags & BSPE_RX_CSUM_OK))) {
+		rx_flags |= BSPE_RX_HDR_ONLY;
+		atomic_long_inc(&tp->bn->rx_paged);
+	} else if (skb_is_nonlinear(skb)) {
+		if (skb_linearize(skb))
+			return -ENOMEM;
+		atomic_long_inc(&tp->bn->rx_linearized);
+	}
+	tp->rx_skb = skb;
+	err = bspe_rx_ext(tp->ep, rail, skb->data, skb->len, rx_flags,
+			  bsp_now());
+	tp->rx_skb = NULL;
+	return err;
+}
 
 void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 {
@@ -1191,9 +1375,14 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	struct sock *sk;
 	bool known;
 	int err;
+	u32 src;
 
 	if (skb->len < BSPE_HDR_LEN) {
 		bsp_count_drop(bn, BSP_DROP_SHORT);
+		goto out;
+	}
+	if (!pskb_may_pull(skb, BSPE_HDR_LEN)) {
+		bsp_count_drop(bn, BSP_DROP_NOMEM);
 		goto out;
 	}
 	h = (const struct bspe_hdr *)skb->data;
@@ -1206,8 +1395,9 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	 * arrived on, reaches a socket: anything else could not be answered,
 	 * and must not open channels or touch liveness.
 	 */
+	src = ntohl(h->src_node);
 	rcu_read_lock();
-	known = bsp_peer_addr_ok(bn, ntohl(h->src_node), rail,
+	known = bsp_peer_addr_ok(bn, src, rail,
 				 eth_hdr(skb)->h_source);
 	rcu_read_unlock();
 	if (!known) {
@@ -1227,11 +1417,9 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	}
 	bsp_lock(tp);
 	if (tp->ep) {
-		u64 now = bsp_now();
-
 		/* the engine opens a channel only for a valid frame */
 		tp->rx_epoch = ntohl(h->epoch);
-		err = bspe_rx(tp->ep, rail, skb->data, skb->len, now);
+		err = bsp_engine_rx(tp, rail, skb);
 	} else {
 		err = -ENOENT;
 	}
@@ -1239,7 +1427,7 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	if (err)
 		bsp_count_drop(bn, BSP_DROP_ENGINE);
 	else	/* a valid frame of the peer proves the rail works */
-		bsp_peer_touch(bn, ntohl(h->src_node), rail);
+		bsp_peer_touch(bn, src, rail);
 	sock_put(sk);
 out:
 	consume_skb(skb);

@@ -120,6 +120,10 @@ extern "C" {
  *			(shared by every endpoint this one talks to).
  * @timewait_ns:	how long the tombstone of a peer endpoint that closed
  *			keeps its late frames out (TIME-WAIT).
+ * @evict_ns:		a channel idle (nothing unsettled either way, no
+ *			packet) for this long is evicted by the EVICT
+ *			handshake (Documentation/protocol.rst "Idle channel
+ *			eviction"); 0: never.
  * @chan_priv:		bytes the caller wants in every channel's allocation
  *			(bspe_chan_priv()), zeroed at open; at most 65536.
  * @hash_key:		key of the channel lookup hash (SipHash-2-4 of the
@@ -154,6 +158,7 @@ struct bspe_cfg {
 	u64	ack_delay_ns;
 	u64	unreach_ns;
 	u64	timewait_ns;
+	u64	evict_ns;
 	u32	incarnation;
 	u32	chan_priv;
 	u8	key[BSPE_KEY_LEN];
@@ -214,6 +219,10 @@ enum bspe_drop {
  * @chan_resets: channels reset: newer peer incarnation.
  * @chans_opened: channels allocated (endpoint).
  * @chan_visits: channels visited by timer/push walks.
+ * @chans_evicted: idle channels freed by eviction (endpoint).
+ * @evicts_tx: EVICT requests sent (retries included).
+ * @evicts_kept: EVICT requests refused by the peer (KEEP received).
+ * @evicts_gone: EVICT|REPLY answers sent for a channel no longer held.
  * @drops: refused input by reason.
  *
  * "pkt" counts packets; every DATA packet sent is counted once in @data_tx
@@ -249,6 +258,10 @@ struct bspe_stats {
 	u64	chan_resets;
 	u64	chans_opened;
 	u64	chan_visits;
+	u64	chans_evicted;
+	u64	evicts_tx;
+	u64	evicts_kept;
+	u64	evicts_gone;
 	u64	drops[BSPE_DROP_MAX];
 };
 
@@ -286,7 +299,10 @@ struct bspe_xmit {
  * @msg_id:	message number.
  * @msg_len:	total length of the message.
  * @off:	offset of the payload in the message.
- * @data:	payload inside the packet passed to bspe_rx().
+ * @data:	payload inside the packet passed to bspe_rx(); NULL if it was
+ *		passed with BSPE_RX_HDR_ONLY: the payload is then bytes
+ *		[BSPE_HDR_LEN, BSPE_HDR_LEN + @len) of the caller's packet,
+ *		which the caller reads itself.
  * @len:	payload length.
  * @flags:	header flags (BSPE_F_SYNC tells barrier traffic).
  *
@@ -366,7 +382,15 @@ struct bspe_delivery {
  *		else all) may be changed. Without it, such channels open with no
  *		flags.
  *
- * All callbacks are mandatory except @rail_event, @rx_abort and @chan_new.
+ * @new_inc:	optional. A fresh incarnation for this endpoint's channels,
+ *		newer (serial arithmetic) than every one given out before
+ *		and than cfg.incarnation; asked for when a channel is freed
+ *		while its peer may still know it (eviction, local close). The
+ *		kernel draws it from the counter its sockets' incarnations
+ *		come from, so that a later socket on the same port is newer
+ *		still. Without it the engine counts up from cfg.incarnation.
+ * All callbacks are mandatory except @rail_event, @rx_abort, @chan_new and
+ * @new_inc.
  * Each gets the @ctx given to bspe_init() as its first argument.
  */
 struct bspe_ops {
@@ -381,6 +405,7 @@ struct bspe_ops {
 	void	(*chan_free)(void *ctx, void *mem, size_t size);
 	int	(*chan_new)(void *ctx, u32 node, u16 port, void **cookie,
 			    u8 *rails);
+	u32	(*new_inc)(void *ctx);
 };
 
 struct bspe_ep;
@@ -607,6 +632,38 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
  * acknowledgment fields and epoch were still processed.
  */
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now);
+
+/* bspe_rx_ext() flags */
+/*
+ * The caller vouches for the packet's checksum: it never left this host
+ * (the kernel's CHECKSUM_PARTIAL) or the device verified it. The engine
+ * still requires BSPE_F_CSUM where the configuration does.
+ */
+#define BSPE_RX_CSUM_OK		0x01
+/*
+ * Only the header is contiguous at @pkt (BSPE_HDR_LEN bytes); @len is still
+ * the whole packet's length. The engine cannot read the payload: a packet
+ * with BSPE_F_CSUM is refused (BSPE_DROP_CSUM) unless BSPE_RX_CSUM_OK is
+ * given too, an endpoint with BSPE_CFG_AUTH refuses every such packet
+ * (BSPE_DROP_AUTH), and rx_data gets @data NULL.
+ */
+#define BSPE_RX_HDR_ONLY	0x02
+
+/**
+ * bspe_rx_ext() - a packet arrived, with what the caller knows of it
+ * @ep: the endpoint.
+ * @rail: the rail it arrived on.
+ * @pkt: the packet (or its header only, with BSPE_RX_HDR_ONLY).
+ * @len: the packet's length in bytes.
+ * @rx_flags: BSPE_RX_* flags.
+ * @now: current time in ns.
+ *
+ * bspe_rx() is bspe_rx_ext() with @rx_flags 0.
+ *
+ * Return: as bspe_rx().
+ */
+int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
+		u32 rx_flags, u64 now);
 
 /**
  * bspe_timer() - the endpoint's timer fired

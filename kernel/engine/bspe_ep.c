@@ -208,6 +208,7 @@ struct bspe_ep *bspe_init(void *mem, size_t size, const struct bspe_cfg *cfg,
 	for (i = 0; i < cfg->max_chans; i++)
 		ep->free_idx[i] = (u16)(cfg->max_chans - 1 - i);
 	ep->nfree = cfg->max_chans;
+	ep->inc_cur = cfg->incarnation;
 	for (i = 0; i < l.nbuckets; i++)
 		ep->bucket[i] = BSPE_NIL;
 	bspe_update_thresh(ep);
@@ -367,7 +368,7 @@ static u8 bspe_node_rails(const struct bspe_ep *ep, u32 node)
 
 /* Allocates and links a new channel; returns its index or -errno. */
 static int bspe_chan_new(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
-			 void *cookie, u8 rails)
+			 void *cookie, u8 rails, u64 now)
 {
 	struct bspe_layout l;
 	struct bspe_chan *ch;
@@ -399,7 +400,9 @@ static int bspe_chan_new(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 	ch->cookie = cookie;
 	ch->srtt = ep->cfg.rtt_init_ns;
 	ch->prod_ivl = ch->srtt;
+	ch->my_inc = ep->inc_cur;
 	bspe_list_add(ep, ch, BSPE_L_OPEN);
+	bspe_touch(ep, ch, now);
 	return i;
 }
 
@@ -419,14 +422,14 @@ int bspe_chan_open(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 		return i;
 	}
 	return bspe_chan_new(ep, node, port, flags, cookie,
-			     bspe_node_rails(ep, node));
+			     bspe_node_rails(ep, node), ep->now_hint);
 }
 
 /*
  * A valid packet came from unknown (@node, @port): open a channel for it
  * if the endpoint and the caller agree. Returns the index or -errno.
  */
-int bspe_chan_auto(struct bspe_ep *ep, u32 node, u16 port)
+int bspe_chan_auto(struct bspe_ep *ep, u32 node, u16 port, u64 now)
 {
 	u8 rails = bspe_node_rails(ep, node);
 	void *cookie = NULL;
@@ -444,7 +447,7 @@ int bspe_chan_auto(struct bspe_ep *ep, u32 node, u16 port)
 			return flags;
 		flags &= BSPE_CHAN_GROUP;
 	}
-	return bspe_chan_new(ep, node, port, (u32)flags, cookie, rails);
+	return bspe_chan_new(ep, node, port, (u32)flags, cookie, rails, now);
 }
 
 static void bspe_chan_teardown(struct bspe_ep *ep, struct bspe_chan *ch)
@@ -492,6 +495,8 @@ int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now)
 	for (r = 0; r < ep->cfg.nrails; r++)
 		bspe_stats_add(&ep->st, &ch->st[r]);
 	bspe_chan_release(ep, ch);
+	/* The peer may still know the channel: a later one must be newer. */
+	bspe_inc_bump(ep);
 	return 0;
 }
 

@@ -72,3 +72,231 @@ void bspe_seal(const struct bspe_ep *ep, void *hdr, const void *payload,
 	bspe_seal_update(&s, payload, len);
 	bspe_seal_final(&s, hdr);
 }
+
+/*
+ * Channel incarnations and idle channel eviction
+ * (Documentation/protocol.rst "Idle channel eviction").
+ *
+ * A channel's src_inc is the endpoint's current channel incarnation when it
+ * opened. Once a channel is freed while its peer may still know it, the
+ * endpoint moves to a newer one, so that a later channel to the same peer
+ * is told from the freed one by its incarnation alone: the peer's late
+ * frames of the freed channel name it in dst_inc and are dropped (stale),
+ * and the peer's channel, seeing a newer src_inc, starts afresh.
+ */
+void bspe_inc_bump(struct bspe_ep *ep)
+{
+	u32 n = ep->ops->new_inc ? ep->ops->new_inc(ep->ctx) :
+		ep->inc_cur + 1;
+
+	if (!bspe_inc_newer(n, ep->inc_cur))
+		n = ep->inc_cur + 1;
+	if (!n)
+		n = 1;
+	ep->inc_cur = n;
+}
+
+/*
+ * Nothing of @ch is unsettled in either direction, and nothing is owed:
+ * freeing it loses nothing this side knows of.
+ */
+int bspe_chan_idle(const struct bspe_ep *ep, const struct bspe_chan *ch)
+{
+	u32 r;
+
+	if ((ch->flags & BSPE_CHAN_GROUP) || ch->mcount || ch->fo_count ||
+	    ch->rx_active || ch->expecting || ch->peer_closing)
+		return 0;
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		const struct bspe_srail *sr = &ch->srail[r];
+		const struct bspe_rrail *rr = &ch->rrail[r];
+
+		if (sr->outstanding || rr->ooo || rr->ack_due || rr->reply_now ||
+		    bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt))
+			return 0;
+	}
+	return 1;
+}
+
+/* @ch accepted a packet or took a message: the youngest to evict. */
+void bspe_touch(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	ch->last_act = now;
+	ep->now_hint = now;
+	if (!ep->cfg.evict_ns || ch->evicting)
+		return;
+	bspe_list_del(ep, ch, BSPE_L_IDLE);
+	bspe_list_add(ep, ch, BSPE_L_IDLE);
+	if (!ep->closed)
+		bspe_arm(ep, bspe_evict_due(ep));
+}
+
+/* When the oldest channel's idle time is up (0: nothing to evict). */
+u64 bspe_evict_due(const struct bspe_ep *ep)
+{
+	const struct bspe_chan *ch = ep->lists[BSPE_L_IDLE].first;
+
+	if (!ep->cfg.evict_ns || !ch || ep->closed)
+		return 0;
+	return bspe_max64(ch->last_act + ep->cfg.evict_ns, 1);
+}
+
+/* An EVICT packet that needs no channel (an answer for a freed one). */
+void bspe_evict_raw(struct bspe_ep *ep, u32 node, u16 port, u8 rail,
+		    u32 src_inc, u32 dst_inc, u32 nonce, u16 flags)
+{
+	struct bspe_xmit x;
+	struct bspe_hdr *h = (struct bspe_hdr *)x.hdr;
+
+	if (ep->closed)
+		return;
+	flags |= BSPE_F_EVICT;
+	if (ep->cfg.flags & BSPE_CFG_AUTH)
+		flags |= BSPE_F_AUTH;
+	else if (ep->cfg.flags & BSPE_CFG_CSUM)
+		flags |= BSPE_F_CSUM;
+	memset(h, 0, sizeof(*h));
+	h->version = BSPE_VERSION;
+	h->type = BSPE_T_ACK;
+	h->flags = bspe_htons(flags);
+	h->src_node = bspe_htonl(ep->cfg.node);
+	h->dst_node = bspe_htonl(node);
+	h->src_port = bspe_htons(ep->cfg.port);
+	h->dst_port = bspe_htons(port);
+	h->rail = rail;
+	h->ack_rail = rail;
+	h->src_inc = bspe_htonl(src_inc);
+	h->dst_inc = bspe_htonl(dst_inc);
+	h->epoch = bspe_htonl(ep->epoch);
+	h->msg_id = bspe_htonl(nonce);
+	x.node = node;
+	x.rail = rail;
+	x.msg = NULL;
+	x.off = 0;
+	x.len = 0;
+	ep->ops->xmit(ep->ctx, &x);
+}
+
+/* First live rail of @ch, or -1. */
+static int bspe_evict_rail(const struct bspe_ep *ep, const struct bspe_chan *ch)
+{
+	u32 r;
+
+	for (r = 0; r < ep->cfg.nrails; r++)
+		if (ch->rail_up & (1u << r))
+			return (int)r;
+	return -1;
+}
+
+/* (Re)sends the EVICT request of the current attempt. */
+void bspe_evict_send(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	int r = bspe_evict_rail(ep, ch);
+
+	ch->evict_tx = now;
+	if (r < 0)
+		return;
+	ep->st.evicts_tx++;
+	bspe_evict_raw(ep, ch->node, ch->port, (u8)r, ch->my_inc, ch->peer_inc,
+		       ch->evict_nonce, BSPE_F_ACKREQ);
+}
+
+/*
+ * Frees @ch for good: both sides agreed (or the peer never learned it).
+ * Its peer's late frames of it are kept out by its incarnation (they name
+ * ours, which no channel has any more) and, for first-contact frames, by
+ * a tombstone of the peer's.
+ */
+void bspe_evict_free(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	ep->st.chans_evicted++;
+	bspe_tomb_add(ep, ch, now);
+	bspe_chan_close(ep, (int)ch->idx, now);
+}
+
+/*
+ * The peer released the channel while sends were held (bspe_send on an
+ * evicting channel): start a fresh channel in place, newer incarnation,
+ * numbering from zero, and give it the held messages, which never left.
+ * Anything else in flight means the channel was not idle: reset it.
+ * Returns the channel index or -errno.
+ */
+int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	u32 r, i;
+
+	/* bspe_chan_reset closes the channel: the incarnation moves on */
+	if (!ch->evicting || ch->rx_active || ch->fo_count)
+		return bspe_chan_reset(ep, ch, 0, now);
+	for (r = 0; r < ep->cfg.nrails; r++)
+		if (ch->srail[r].outstanding)
+			return bspe_chan_reset(ep, ch, 0, now);
+	bspe_inc_bump(ep);
+	ep->st.chans_evicted++;
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		struct bspe_srail *sr = &ch->srail[r];
+		struct bspe_rrail *rr = &ch->rrail[r];
+		struct bspe_spkt *ring = sr->ring;
+		u64 *bits = rr->bits;
+
+		memset(sr, 0, sizeof(*sr));
+		sr->ring = ring;
+		sr->progress = now;
+		memset(rr, 0, sizeof(*rr));
+		rr->bits = bits;
+		memset(bits, 0, (size_t)ep->rcv_words * 8);
+	}
+	for (i = 0; i < ch->mcount; i++)
+		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd].msg_id = i;
+	ch->snd_msg_id = ch->mcount;
+	ch->rcv_next_msg = 0;
+	ch->expect_until = 0;
+	ch->expecting = 0;
+	ch->prod_pending = 0;
+	ch->peer_closing = 0;
+	ch->peer_inc = 0;
+	ch->my_inc = ep->inc_cur;
+	ch->evicting = 0;
+	ch->last_act = now;
+	bspe_list_add(ep, ch, BSPE_L_IDLE);
+	return (int)ch->idx;
+}
+
+/*
+ * Timer: the channels idle for evict_ns, oldest first. One with something
+ * unsettled goes to the back of the line; one whose peer never heard of it
+ * is freed; the others start the handshake (their sends are held until
+ * the peer answers).
+ */
+void bspe_evict_scan(struct bspe_ep *ep, u64 now)
+{
+	struct bspe_chan *ch;
+
+	while (!ep->closed && ep->cfg.evict_ns &&
+	       (ch = ep->lists[BSPE_L_IDLE].first) &&
+	       now - ch->last_act >= ep->cfg.evict_ns) {
+		ep->st.chan_visits++;
+		if (!bspe_chan_idle(ep, ch)) {
+			bspe_touch(ep, ch, now);
+			continue;
+		}
+		if (!ch->peer_inc || bspe_evict_rail(ep, ch) < 0) {
+			/*
+			 * The peer never told us its incarnation, so it never
+			 * acknowledged anything of ours: nothing it holds can
+			 * be confused with a later channel, which has a newer
+			 * incarnation anyway.
+			 */
+			bspe_evict_free(ep, ch, now);
+			continue;
+		}
+		bspe_list_del(ep, ch, BSPE_L_IDLE);
+		ch->evicting = 1;
+		ch->evict_nonce++;
+		if (!ch->evict_nonce)
+			ch->evict_nonce = 1;
+		ch->evict_start = now;
+		bspe_evict_send(ep, ch, now);
+		bspe_arm_chan(ep, ch, now);
+	}
+}

@@ -132,6 +132,7 @@ enum bspe_lists {
 	BSPE_L_OPEN,	/* every open channel: rail events, stats, close */
 	BSPE_L_SEND,	/* channels with messages not yet settled */
 	BSPE_L_TIMER,	/* channels that may have a deadline */
+	BSPE_L_IDLE,	/* channels by last activity, oldest first (eviction) */
 	BSPE_L_MAX,
 };
 
@@ -184,8 +185,15 @@ struct bspe_chan {
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */
 	u8	push_done;		/* visited by the current ordered push */
-	u32	peer_inc;		/* peer endpoint's incarnation, 0: unknown */
+	u32	peer_inc;		/* peer channel's incarnation, 0: unknown */
 	u8	rx_blocked;		/* refused for lack of memory, not taken since */
+	u8	evicting;		/* EVICT sent, no answer yet: sends held */
+	u32	my_inc;			/* this channel's incarnation (src_inc) */
+	u32	evict_nonce;		/* current (or last) eviction attempt */
+	u32	evict_refused;		/* attempt of the peer we refused (KEEP) */
+	u64	last_act;		/* last packet accepted or message sent */
+	u64	evict_start;		/* first EVICT of the attempt */
+	u64	evict_tx;		/* last EVICT of the attempt */
 	struct bspe_srail srail[BSPE_MAX_RAILS];
 	struct bspe_rrail rrail[BSPE_MAX_RAILS];
 	struct bspe_stats st[BSPE_MAX_RAILS];
@@ -247,6 +255,8 @@ struct bspe_ep {
 	u8	rx_blocked;		/* a channel refused for rcvbuf (own budget) */
 	u8	pad[1];
 	u32	tomb_next;		/* next tombstone ring entry to use */
+	u32	inc_cur;		/* incarnation of channels opened now */
+	u64	now_hint;		/* time of the latest call */
 	struct bspe_tomb tombs[BSPE_TOMBS];
 };
 
@@ -270,7 +280,7 @@ static inline int bspe_inc_newer(u32 a, u32 b)
 struct bspe_chan *bspe_chan_get(struct bspe_ep *ep, int chan);
 void bspe_list_add(struct bspe_ep *ep, struct bspe_chan *ch, int l);
 void bspe_list_del(struct bspe_ep *ep, struct bspe_chan *ch, int l);
-int bspe_chan_auto(struct bspe_ep *ep, u32 node, u16 port);
+int bspe_chan_auto(struct bspe_ep *ep, u32 node, u16 port, u64 now);
 void bspe_update_thresh(struct bspe_ep *ep);
 u32 bspe_live_count(const struct bspe_chan *ch);
 
@@ -313,6 +323,16 @@ void bspe_rail_revive(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 /* bspe_ep.c */
 int bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
 		    u64 now);
+void bspe_inc_bump(struct bspe_ep *ep);
+int bspe_chan_idle(const struct bspe_ep *ep, const struct bspe_chan *ch);
+void bspe_touch(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+u64 bspe_evict_due(const struct bspe_ep *ep);
+void bspe_evict_scan(struct bspe_ep *ep, u64 now);
+void bspe_evict_free(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_evict_send(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_evict_raw(struct bspe_ep *ep, u32 node, u16 port, u8 rail,
+		    u32 src_inc, u32 dst_inc, u32 nonce, u16 flags);
 
 /* bspe_inc.c */
 void bspe_tomb_add(struct bspe_ep *ep, const struct bspe_chan *ch, u64 now);

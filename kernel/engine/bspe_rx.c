@@ -32,9 +32,10 @@ struct bspe_pkt {
 
 #define BSPE_F_CTRL_OK	(BSPE_F_ACKREQ | BSPE_F_CSUM | BSPE_F_PROBE | \
 			 BSPE_F_REPLY | BSPE_F_CLOSE | BSPE_F_BUSY | \
-			 BSPE_F_AUTH)
+			 BSPE_F_AUTH | BSPE_F_EVICT | BSPE_F_KEEP)
 #define BSPE_F_DATA_OK	(BSPE_F_ALL & ~(BSPE_F_PROBE | BSPE_F_REPLY | \
-					BSPE_F_CLOSE | BSPE_F_BUSY))
+					BSPE_F_CLOSE | BSPE_F_BUSY | \
+					BSPE_F_EVICT | BSPE_F_KEEP))
 
 static int bspe_drop(struct bspe_stats *st, enum bspe_drop why, int err)
 {
@@ -192,7 +193,8 @@ static int bspe_check_auth(const struct bspe_ep *ep, const void *pkt,
 
 /* Checks everything that needs no channel; returns a drop reason or -1. */
 static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
-		      const void *pkt, u8 rail, const struct bspe_pkt *k)
+		      const void *pkt, u8 rail, const struct bspe_pkt *k,
+		      u32 rx_flags)
 {
 	if (k->flags & ~BSPE_F_ALL)
 		return BSPE_DROP_FLAGS;
@@ -201,7 +203,9 @@ static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
 		if (k->flags & BSPE_F_CSUM)
 			return BSPE_DROP_FLAGS;
 	} else if (k->flags & BSPE_F_CSUM) {
-		if (!bspe_csum_ok(pkt, BSPE_HDR_LEN + k->payload_len))
+		if (!(rx_flags & BSPE_RX_CSUM_OK) &&
+		    ((rx_flags & BSPE_RX_HDR_ONLY) ||
+		     !bspe_csum_ok(pkt, BSPE_HDR_LEN + k->payload_len)))
 			return BSPE_DROP_CSUM;
 	} else if (ep->cfg.flags & BSPE_CFG_REQUIRE_CSUM) {
 		return BSPE_DROP_CSUM;
@@ -223,8 +227,22 @@ static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
 		return bspe_check_data(ep, k);
 	if (k->flags & ~BSPE_F_CTRL_OK)
 		return BSPE_DROP_FLAGS;
-	if (k->payload_len || k->msg_id || k->msg_len || k->frag_off ||
-	    k->frag_unit)
+	/* EVICT: on an ACK, alone; KEEP only on its answer */
+	if ((k->flags & BSPE_F_KEEP) &&
+	    (k->flags & (BSPE_F_EVICT | BSPE_F_REPLY)) !=
+	    (BSPE_F_EVICT | BSPE_F_REPLY))
+		return BSPE_DROP_FLAGS;
+	if ((k->flags & BSPE_F_EVICT) &&
+	    (k->type != BSPE_T_ACK ||
+	     (k->flags & (BSPE_F_PROBE | BSPE_F_CLOSE | BSPE_F_BUSY))))
+		return BSPE_DROP_FLAGS;
+	/* msg_id is the attempt of an EVICT, zero otherwise */
+	if (k->payload_len || (k->msg_id && !(k->flags & BSPE_F_EVICT)) ||
+	    k->msg_len || k->frag_off || k->frag_unit)
+		return BSPE_DROP_MALFORMED;
+	/* one asks to evict a channel it knows the peer of */
+	if ((k->flags & BSPE_F_EVICT) && !(k->flags & BSPE_F_REPLY) &&
+	    !k->dst_inc)
 		return BSPE_DROP_MALFORMED;
 	if ((k->flags & BSPE_F_PROBE) && k->type != BSPE_T_ACK)
 		return BSPE_DROP_MALFORMED;
@@ -589,13 +607,18 @@ static int bspe_rx_chan(const struct bspe_ep *ep, const struct bspe_pkt *k)
  * channel's peer endpoint (the channel must be reset before it is used).
  */
 static int bspe_check_inc(const struct bspe_ep *ep, int c,
-			  const struct bspe_pkt *k, int *reset, u64 now)
+			  const struct bspe_pkt *k, int *reset, int *gone,
+			  u64 now)
 {
 	u32 known = c >= 0 ? ep->tab[c]->peer_inc : 0;
 
 	*reset = 0;
-	/* For an earlier endpoint on our port. */
-	if (k->dst_inc && k->dst_inc != ep->cfg.incarnation)
+	/*
+	 * For a channel we no longer hold (evicted, closed, or of an earlier
+	 * endpoint on our port): every channel we open is newer.
+	 */
+	*gone = k->dst_inc && (c < 0 || k->dst_inc != ep->tab[c]->my_inc);
+	if (*gone)
 		return BSPE_DROP_STALE;
 	if (known) {
 		/* Exactly 2^31 apart is neither: refused like an older one. */
@@ -617,12 +640,71 @@ static int bspe_check_inc(const struct bspe_ep *ep, int c,
 	return -1;
 }
 
+/*
+ * A valid EVICT packet (Documentation/protocol.rst "Idle channel
+ * eviction") for the channel @c, which it names exactly. Returns 0.
+ */
+static int bspe_rx_evict(struct bspe_ep *ep, int c, const struct bspe_pkt *k,
+			 int reset, u8 rail, u64 now)
+{
+	struct bspe_chan *ch = c >= 0 ? ep->tab[c] : NULL;
+
+	/* An answer names our channel (dst_inc), a request may not. */
+	if (!ch || reset || !k->dst_inc)
+		return bspe_drop(&ep->st, BSPE_DROP_STALE, -ESTALE);
+	if (!(k->flags & BSPE_F_REPLY)) {
+		/* The peer asks: agree if nothing is unsettled this side. */
+		if (bspe_chan_idle(ep, ch) && ch->evict_refused != k->msg_id) {
+			bspe_evict_raw(ep, ch->node, ch->port, rail, ch->my_inc,
+				       k->src_inc, k->msg_id, BSPE_F_REPLY);
+			ch->peer_inc = k->src_inc;
+			bspe_evict_free(ep, ch, now);
+			return 0;
+		}
+		/* Refused for good: a retry of this attempt gets KEEP too. */
+		ch->evict_refused = k->msg_id;
+		bspe_evict_raw(ep, ch->node, ch->port, rail, ch->my_inc,
+			       k->src_inc, k->msg_id, BSPE_F_REPLY | BSPE_F_KEEP);
+		return 0;
+	}
+	if (k->src_inc != ch->peer_inc)
+		return bspe_drop(&ep->st, BSPE_DROP_STALE, -ESTALE);
+	if (k->flags & BSPE_F_KEEP) {
+		if (!ch->evicting || k->msg_id != ch->evict_nonce)
+			return 0;
+		ep->st.evicts_kept++;
+		ch->evicting = 0;
+		bspe_touch(ep, ch, now);
+		bspe_kick(ep, ch, now);
+		bspe_arm_chan(ep, ch, now);
+		return 0;
+	}
+	/* The peer released the channel (agreed, or no longer holds it). */
+	if (!ch->mcount && !ch->rx_active) {
+		bspe_evict_free(ep, ch, now);
+		return 0;
+	}
+	c = bspe_evict_renew(ep, ch, now);
+	if (c < 0)
+		return bspe_drop(&ep->st, BSPE_DROP_NOMEM, -ENOMEM);
+	ch = ep->tab[c];
+	bspe_kick(ep, ch, now);
+	bspe_arm_chan(ep, ch, now);
+	return 0;
+}
+
 int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
+{
+	return bspe_rx_ext(ep, rail, pkt, len, 0, now);
+}
+
+int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
+		u32 rx_flags, u64 now)
 {
 	struct bspe_chan *ch;
 	struct bspe_hdr h;
 	struct bspe_pkt k;
-	int why, c, reset, ret = 0;
+	int why, c, reset, gone, ret = 0;
 
 	/* 1. Structure: nothing else is looked at before the MAC. */
 	if (len < BSPE_HDR_LEN)
@@ -636,18 +718,36 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	bspe_decode(&h, &k);
 	if (len < (u32)BSPE_HDR_LEN + k.payload_len)
 		return bspe_drop(&ep->st, BSPE_DROP_TRUNCATED, -EBADMSG);
-	/* 2. Authenticity. */
+	/* 2. Authenticity (the MAC needs the payload). */
+	if ((rx_flags & BSPE_RX_HDR_ONLY) && (ep->cfg.flags & BSPE_CFG_AUTH))
+		return bspe_drop(&ep->st, BSPE_DROP_AUTH, -EACCES);
 	why = bspe_check_auth(ep, pkt, &k);
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -EACCES);
 	/* 3. Fields, address, rail, incarnations, epoch: no state changes. */
-	why = bspe_check(ep, &h, pkt, rail, &k);
+	why = bspe_check(ep, &h, pkt, rail, &k, rx_flags);
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -EBADMSG);
 	c = bspe_rx_chan(ep, &k);
-	why = bspe_check_inc(ep, c, &k, &reset, now);
+	why = bspe_check_inc(ep, c, &k, &reset, &gone, now);
+	if (why >= 0 && gone && k.type == BSPE_T_ACK &&
+	    (k.flags & (BSPE_F_EVICT | BSPE_F_PROBE)) &&
+	    !(k.flags & BSPE_F_REPLY)) {
+		/*
+		 * The sender asks about (EVICT) or waits on (PROBE) a channel
+		 * we no longer hold: tell it so, and it starts afresh. Both
+		 * are sent at most once per timeout by a sender.
+		 */
+		ep->st.evicts_gone++;
+		bspe_evict_raw(ep, k.src_node, k.src_port, rail, k.dst_inc,
+			       k.src_inc, k.msg_id, BSPE_F_REPLY);
+		if (k.flags & BSPE_F_EVICT)
+			return 0;
+	}
 	if (why >= 0)
 		return bspe_drop(&ep->st, why, -ESTALE);
+	if (k.type == BSPE_T_ACK && (k.flags & BSPE_F_EVICT))
+		return bspe_rx_evict(ep, c, &k, reset, rail, now);
 	if (c >= 0 && (ep->tab[c]->flags & BSPE_CHAN_GROUP) &&
 	    k.epoch > ep->epoch + 1)
 		return bspe_drop(&ep->st, BSPE_DROP_EPOCH, -EBADMSG);
@@ -656,7 +756,7 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 		return bspe_drop(&ep->st, BSPE_DROP_MALFORMED, -EBADMSG);
 	/* 4. Only a packet that passed every check above opens a channel. */
 	if (c < 0)
-		c = bspe_chan_auto(ep, k.src_node, k.src_port);
+		c = bspe_chan_auto(ep, k.src_node, k.src_port, now);
 	if (c == -ENOMEM)
 		return bspe_drop(&ep->st, BSPE_DROP_NOMEM, -ENOMEM);
 	if (c < 0)
@@ -664,7 +764,15 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	ch = ep->tab[c];
 	ep->rx_hint = (u32)c;
 	if (reset) {
-		c = bspe_chan_reset(ep, ch, k.src_inc, now);
+		/*
+		 * The peer's channel is newer: its endpoint was replaced, or
+		 * it released the channel (an answered EVICT of ours whose
+		 * answer is late or lost: the held sends go on the new one).
+		 */
+		if (ch->evicting)
+			c = bspe_evict_renew(ep, ch, now);
+		else
+			c = bspe_chan_reset(ep, ch, k.src_inc, now);
 		if (c < 0)
 			return bspe_drop(&ep->st, BSPE_DROP_NOMEM, -ENOMEM);
 		ch = ep->tab[c];
@@ -689,13 +797,16 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	if (k.type == BSPE_T_DATA) {
 		struct bspe_rrail *rr = &ch->rrail[k.rail];
 
-		ret = bspe_rx_data(ep, ch, &k, (const u8 *)pkt + BSPE_HDR_LEN,
-				   now);
+		ret = bspe_rx_data(ep, ch, &k, (rx_flags & BSPE_RX_HDR_ONLY) ?
+				   NULL : (const u8 *)pkt + BSPE_HDR_LEN, now);
+		if (!ret)
+			bspe_touch(ep, ch, now);
 		if (rr->ack_wanted && !rr->ack_due &&
 		    rr->since_ack >= ep->ack_thresh)
 			rr->ack_due = bspe_max64(now + ep->cfg.ack_delay_ns,
 						 1);
 	} else {
+		bspe_touch(ep, ch, now);
 		bspe_rx_ctrl(ep, ch, &k, now);
 		if (k.type == BSPE_T_ACK && (k.flags & BSPE_F_CLOSE)) {
 			/*

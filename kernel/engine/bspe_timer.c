@@ -114,6 +114,11 @@ static u64 bspe_chan_deadline(const struct bspe_ep *ep,
 		if (!best || t < best)
 			best = t;
 	}
+	if (ch->evicting) {
+		t = ch->evict_tx + bspe_rto(ep, ch, 0);
+		if (!best || t < best)
+			best = t;
+	}
 	return best;
 }
 
@@ -302,6 +307,22 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	if (t && t <= now)
 		bspe_send_prods(ep, ch, now);
 	bspe_acks_flush(ep, ch, now);
+	if (ch->evicting && now - ch->evict_tx >= bspe_rto(ep, ch, 0))
+		bspe_evict_send(ep, ch, now);
+}
+
+/*
+ * An EVICT unanswered for unreach_ns: the peer is gone. The held messages
+ * fail like those of any unreachable peer, and the channel is freed.
+ */
+static int bspe_evict_give_up(struct bspe_ep *ep, struct bspe_chan *ch,
+			      u64 now)
+{
+	if (!ch->evicting || now - ch->evict_start < ep->cfg.unreach_ns)
+		return 0;
+	bspe_msg_fail_all(ep, ch, -EHOSTUNREACH);
+	bspe_evict_free(ep, ch, now);
+	return 1;
 }
 
 /*
@@ -319,6 +340,10 @@ void bspe_timer(struct bspe_ep *ep, u64 now)
 	u64 best = 0, t;
 
 	ep->timer_at = 0;
+	ep->now_hint = now;
+	t = bspe_evict_due(ep);
+	if (t && t <= now)
+		bspe_evict_scan(ep, now);
 	if (ep->pace_wake && ep->pace_wake <= now) {
 		ep->pace_wake = 0;
 		bspe_push_all(ep, now);
@@ -327,6 +352,10 @@ void bspe_timer(struct bspe_ep *ep, u64 now)
 		ep->chan_due = 0;
 		for (ch = ep->lists[BSPE_L_TIMER].first; ch; ch = next) {
 			ep->st.chan_visits++;
+			next = ch->link[BSPE_L_TIMER].next;
+			/* freeing @ch unlinks @ch only */
+			if (bspe_evict_give_up(ep, ch, now))
+				continue;
 			bspe_chan_timer(ep, ch, now);
 			next = ch->link[BSPE_L_TIMER].next;
 			t = bspe_chan_deadline(ep, ch);
@@ -340,6 +369,9 @@ void bspe_timer(struct bspe_ep *ep, u64 now)
 	best = ep->chan_due;
 	if (ep->pace_wake && (!best || ep->pace_wake < best))
 		best = ep->pace_wake;
+	t = bspe_evict_due(ep);
+	if (t && (!best || t < best))
+		best = t;
 	if (best)
 		bspe_arm(ep, bspe_max64(best, now + 1));
 }

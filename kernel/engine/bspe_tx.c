@@ -36,7 +36,7 @@ void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 	h->dst_port = bspe_htons(ch->port);
 	h->rail = rail;
 	h->ack_rail = ack_rail;
-	h->src_inc = bspe_htonl(ep->cfg.incarnation);
+	h->src_inc = bspe_htonl(ch->my_inc);
 	h->dst_inc = bspe_htonl(ch->peer_inc);
 	h->seq = bspe_htonl(sr->snd_nxt);
 	h->base = bspe_htonl(sr->snd_una);
@@ -351,6 +351,9 @@ int bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	u32 n = ep->cfg.nrails;
 	int sent = 1;
 
+	/* Held until the peer answers the EVICT (bspe_inc.c). */
+	if (ch->evicting)
+		return 1;
 	bspe_rate_roll(ep, ch, now);
 	while (sent) {
 		u32 i;
@@ -485,6 +488,8 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 		return -EHOSTUNREACH;
 	if (ch->mcount >= ep->cfg.msg_wnd)
 		return -EAGAIN;
+	ep->now_hint = now;
+	bspe_touch(ep, ch, now);
 	s = (ch->mhead + ch->mcount) % ep->cfg.msg_wnd;
 	m = &ch->msgs[s];
 	memset(m, 0, sizeof(*m));

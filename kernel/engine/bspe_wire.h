@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * AF_BSP wire format, version 2 (Documentation/protocol.rst).
+ * AF_BSP wire format, version 3 (Documentation/protocol.rst).
  *
  * Every AF_BSP packet starts with the same 4 bytes (version, type, flags).
  * Data and control packets (DATA, ACK, PROD) carry the 72-byte struct
@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define BSPE_VERSION		2
+#define BSPE_VERSION		3
 
 /* Packet types (bspe_hdr.type, bspe_hello.type). */
 enum bspe_type {
@@ -43,7 +43,9 @@ enum bspe_type {
 #define BSPE_F_CLOSE	0x0100	/* ACK: the sending endpoint closes for good */
 #define BSPE_F_AUTH	0x0200	/* mac is valid and must be verified */
 #define BSPE_F_BUSY	0x0400	/* REPLY: alive, but refusing data for lack of memory */
-#define BSPE_F_ALL	0x07ff	/* every defined flag; others must be zero */
+#define BSPE_F_EVICT	0x0800	/* ACK: idle channel eviction (request, or REPLY) */
+#define BSPE_F_KEEP	0x1000	/* EVICT|REPLY: eviction refused, channel kept */
+#define BSPE_F_ALL	0x1fff	/* every defined flag; others must be zero */
 
 /*
  * struct bspe_hdr - header of DATA, ACK and PROD packets (72 bytes).
@@ -61,8 +63,10 @@ enum bspe_type {
  *		describe (piggybacked acknowledgment may be for any rail).
  * @csum:	Internet checksum over header (with @csum zero) and payload,
  *		valid only if BSPE_F_CSUM (never together with BSPE_F_AUTH).
- * @src_inc:	incarnation of the sending endpoint; never zero.
- * @dst_inc:	incarnation of the receiving endpoint as the sender last
+ * @src_inc:	incarnation of the sending channel: the sending endpoint's,
+ *		or a newer one once a channel to the same peer was freed
+ *		(eviction, local close); never zero.
+ * @dst_inc:	incarnation of the receiving channel as the sender last
  *		learned it (the @src_inc of a packet it accepted from there);
  *		zero if it has not heard from the receiver yet.
  * @seq:	DATA: sequence number of this packet in (channel, @rail).
@@ -79,6 +83,7 @@ enum bspe_type {
  * @epoch:	superstep epoch of the sender: the number of the last barrier
  *		whose completion the sender's user has reported.
  * @msg_id:	DATA: per (source, destination) endpoint pair message number.
+ *		EVICT: the eviction attempt (nonce) the packet is about.
  * @msg_len:	DATA: total message length in bytes.
  * @frag_off:	DATA: byte offset of this fragment in the message; a multiple
  *		of @frag_unit.

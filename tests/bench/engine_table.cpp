@@ -153,8 +153,8 @@ void *w_chan_alloc(void *, size_t size) {
 void w_chan_free(void *, void *mem, size_t) {
     std::free(mem);
 }
-const bspe_ops kWireOps = {w_xmit,  w_rx,    w_deliver,    nullptr,     w_complete,
-                           w_timer, nullptr, w_chan_alloc, w_chan_free, nullptr};
+const bspe_ops kWireOps = {w_xmit,  w_rx,         w_deliver,   nullptr, w_complete, w_timer,
+                           nullptr, w_chan_alloc, w_chan_free, nullptr, nullptr};
 
 // Returns ns of engine CPU per data packet (its transmission plus its reception).
 double engine_cost(int rails, bool csum, uint64_t *pkts_out) {

@@ -107,8 +107,8 @@ void *cb_chan_alloc(void *, size_t size) {
 void cb_chan_free(void *, void *mem, size_t) {
     std::free(mem);
 }
-const bspe_ops kOps = {cb_xmit,  cb_rx,   cb_deliver,    cb_abort,     cb_complete,
-                       cb_timer, nullptr, cb_chan_alloc, cb_chan_free, nullptr};
+const bspe_ops kOps = {cb_xmit, cb_rx,         cb_deliver,   cb_abort, cb_complete, cb_timer,
+                       nullptr, cb_chan_alloc, cb_chan_free, nullptr,  nullptr};
 
 std::vector<uint8_t> pattern(uint64_t k, size_t len) {
     std::vector<uint8_t> v(len);

@@ -39,6 +39,10 @@ t=messaging_fuzz
 hdr='BSPM'
 # Counts (type 2), superstep 1: data_bytes 16, records 2, one get (id 0, slot 0, offset 4).
 seed "$t" raw-counts "$hdr"'\002\001\0\0\0\0\0\0\0\0\0\0\0''\020\0\0\0\0\0\0\0''\002\0\0\0''\001\0\0\0''\0\0\0\0''\0\0\0\0''\004\0\0\0\0\0\0\0''\010\0\0\0\0\0\0\0''\002\000'
+# Barrier (type 1), superstep 1, round 1, p = 2: the summary of process 0 alone (first 0,
+# members 1, senders 1, all ready; its contribution: sync, no tag size, no pushes or pops;
+# no push lists) and one fan-in counter (1).
+seed "$t" raw-barrier "$hdr"'\001\001\0\0\0\0\0\0\0\001\0\0\0''\0\0\0\0''\001\0\0\0''\001\0\0\0''\001''\200''\377\377\377\377''\0\0\0\0''\0\0\0\0''\0\0\0\0''\001\0\0\0''\001\0\0\0''\002\000'
 # Data (type 3), superstep 1, unit 0 of 1: one Put record (slot 0, offset 8) of 4 bytes.
 seed "$t" raw-data "$hdr"'\003\001\0\0\0\0\0\0\0\0\0\0\0''\001\0\0\0''\001''\0\0\0\0''\010\0\0\0\0\0\0\0''\004\0\0\0''\0\0\0\0''\004\0\0\0''abcd''\002\000'
 

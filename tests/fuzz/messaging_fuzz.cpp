@@ -6,7 +6,8 @@
 //      access, an allocation sized by an unchecked count, or any other exception;
 //      whatever decodes must satisfy the documented bounds (chunk inside its record,
 //      ranges that do not wrap, non-negative registration sizes);
-//   1  round trip of barrier messages: encode_barrier(x) decodes to x;
+//   1  round trip of barrier messages: encode_barrier(x) decodes to x, and merging
+//      summaries (merge_summary) does not depend on the order of the sets merged;
 //   2  round trip of counts messages;
 //   3  round trip of data units: UnitPacker's units respect the unit size, carry their
 //      index and count, and their records reassemble to exactly what was added;
@@ -21,6 +22,7 @@
 //   -max_len=4096 <corpus dir> build/fuzz/seeds/messaging_fuzz (tests/fuzz/make_corpus.sh)
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -88,17 +90,36 @@ void check_decoded(std::span<const std::byte> bytes, std::size_t nprocs) {
     const MsgHeader h = read_header(r);
     switch (h.type) {
         case MsgType::Barrier: {
-            std::vector<std::optional<Contribution>> known(nprocs);
-            decode_barrier(r, known);
-            for (const auto &c : known) {
-                if (!c)
-                    continue;
-                if (c->row.size() != nprocs)
-                    fail("barrier contribution with a row of the wrong size");
+            const BarrierMsg m = decode_barrier(r, nprocs);
+            const BarrierSummary &s = m.summary;
+            if (s.first >= nprocs || s.members == 0 || s.first + s.members > nprocs ||
+                s.senders > s.members)
+                fail("barrier message with an impossible set accepted");
+            if (m.counters.size() > nprocs)
+                fail("barrier message with more counters than processes accepted");
+            for (auto c : m.counters)
+                if (c >= nprocs)
+                    fail("barrier message with an impossible fan-in accepted");
+            std::vector<const Contribution *> cs{&s.ref};
+            for (const auto *d : {&s.kind_diff, &s.calls_diff})
+                if (*d) {
+                    if ((*d)->first <= s.first || (*d)->first >= nprocs)
+                        fail("barrier message naming an impossible process accepted");
+                    cs.push_back(&(*d)->second);
+                }
+            for (std::size_t i = 0; i < s.pushes.size(); ++i) {
+                if (s.pushes[i].first >= nprocs || s.pushes[i].second.empty() ||
+                    (i > 0 && s.pushes[i].first <= s.pushes[i - 1].first))
+                    fail("barrier message with bad registration lists accepted");
+                for (auto v : s.pushes[i].second)
+                    if (v < 0)
+                        fail("barrier message with a negative registration size accepted");
+            }
+            for (const Contribution *c : cs) {
                 if (c->tagsize_request < -1)
                     fail("barrier contribution with a negative tag size accepted");
-                for (auto s : c->ops.push_sizes)
-                    if (s < 0)
+                for (auto v : c->ops.push_sizes)
+                    if (v < 0)
                         fail("barrier contribution with a negative registration size accepted");
             }
             break;
@@ -152,29 +173,84 @@ Contribution make_contribution(FuzzedDataProvider &in, std::size_t nprocs) {
     return c;
 }
 
+// A set's summary built by merging its members one by one, in the order given.
+BarrierSummary summary_of(const std::vector<std::pair<std::uint32_t, Contribution>> &members,
+                          const std::vector<std::size_t> &order) {
+    BarrierSummary s;
+    for (std::size_t k : order)
+        merge_summary(s, summarize(members[k].first, members[k].second));
+    return s;
+}
+
 void barrier_round_trip(FuzzedDataProvider &in) {
     const std::size_t nprocs = in.ConsumeIntegralInRange<std::size_t>(1, 70);
-    std::vector<std::optional<Contribution>> known(nprocs);
-    for (auto &k : known)
+    // A set of distinct processes (at least one) and their contributions; contributions are
+    // often copies of an earlier one, so that most sets agree in part.
+    std::vector<std::pair<std::uint32_t, Contribution>> members;
+    for (std::size_t pid = 0; pid < nprocs; ++pid) {
+        if (!in.ConsumeBool() && !(members.empty() && pid + 1 == nprocs))
+            continue;
+        Contribution c =
+            !members.empty() && in.ConsumeBool()
+                ? members[in.ConsumeIntegralInRange<std::size_t>(0, members.size() - 1)].second
+                : make_contribution(in, nprocs);
         if (in.ConsumeBool())
-            k = make_contribution(in, nprocs);
+            c.ready = !c.ready;
+        if (in.ConsumeBool())
+            c.row.assign(nprocs, 0);
+        members.emplace_back(static_cast<std::uint32_t>(pid), std::move(c));
+    }
+    std::vector<std::size_t> order(members.size());
+    for (std::size_t k = 0; k < order.size(); ++k)
+        order[k] = k;
+    BarrierMsg m;
+    m.summary = summary_of(members, order);
+    // The same set merged in another order, and as two halves merged either way round.
+    for (std::size_t k = order.size(); k > 1; --k)
+        std::swap(order[k - 1], order[in.ConsumeIntegralInRange<std::size_t>(0, k - 1)]);
+    if (!(summary_of(members, order) == m.summary))
+        fail("merging summaries depends on the order");
+    const std::size_t cut = in.ConsumeIntegralInRange<std::size_t>(0, order.size());
+    BarrierSummary a = summary_of(members, {order.begin(), order.begin() + cut});
+    BarrierSummary b = summary_of(members, {order.begin() + cut, order.end()});
+    BarrierSummary ab = a, ba = b;
+    merge_summary(ab, b);
+    merge_summary(ba, a);
+    if (!(ab == m.summary) || !(ba == m.summary))
+        fail("merging two halves of a set differs from merging its members");
+    // What the summary must say: checked against the members directly.
+    const BarrierSummary &s = m.summary;
+    if (s.first != members.front().first || s.members != members.size())
+        fail("summary of the wrong set");
+    std::optional<std::uint32_t> kind_diff, calls_diff;
+    std::uint32_t senders = 0;
+    bool ready = true;
+    for (const auto &[pid, c] : members) {
+        if (!kind_diff && c.kind != members.front().second.kind)
+            kind_diff = pid;
+        if (!calls_diff && !same_calls(c, members.front().second))
+            calls_diff = pid;
+        senders += std::any_of(c.row.begin(), c.row.end(), [](auto x) { return x != 0; });
+        ready = ready && c.ready;
+    }
+    if ((s.kind_diff ? std::optional(s.kind_diff->first) : std::nullopt) != kind_diff ||
+        (s.calls_diff ? std::optional(s.calls_diff->first) : std::nullopt) != calls_diff ||
+        s.senders != senders || s.all_ready != ready)
+        fail("summary differs from its members");
+    const auto ncounters = in.ConsumeIntegralInRange<std::size_t>(0, nprocs);
+    for (std::size_t k = 0; k < ncounters; ++k)
+        m.counters.push_back(
+            in.ConsumeIntegralInRange<std::uint32_t>(0, static_cast<std::uint32_t>(nprocs - 1)));
     const std::uint64_t superstep = edgy_u64(in);
     const std::uint32_t round = edgy_u32(in);
-    const auto msg = encode_barrier(superstep, round, known);
+    const auto msg = encode_barrier(superstep, round, m);
     Reader r(msg);
     const MsgHeader h = read_header(r);
     if (h.type != MsgType::Barrier || h.superstep != superstep || h.aux != round)
         fail("barrier header did not round-trip");
-    std::vector<std::optional<Contribution>> got(nprocs);
-    decode_barrier(r, got);
-    if (!r.done() || got != known)
-        fail("barrier contributions did not round-trip");
-    // Merging the same message again into what it produced changes nothing.
-    Reader again(msg);
-    read_header(again);
-    decode_barrier(again, got);
-    if (got != known)
-        fail("merging a barrier message twice changed the contributions");
+    const BarrierMsg got = decode_barrier(r, nprocs);
+    if (!r.done() || !(got == m))
+        fail("barrier message did not round-trip");
 }
 
 void counts_round_trip(FuzzedDataProvider &in) {
@@ -302,21 +378,28 @@ std::vector<std::vector<std::byte>> peer_messages(FuzzedDataProvider &in, int np
             out.push_back(take_bytes(in, 300));
             break;
         case 1: {
-            std::vector<std::optional<Contribution>> known(static_cast<std::size_t>(nprocs));
-            for (auto &k : known) {
+            const auto n = static_cast<std::size_t>(nprocs);
+            BarrierMsg m;
+            for (std::size_t pid = 0; pid < n; ++pid) {
                 if (!in.ConsumeBool())
                     continue;
-                Contribution c = make_contribution(in, known.size());
+                Contribution c = make_contribution(in, n);
                 if (in.ConsumeBool()) {  // mostly what an honest peer would say
                     c.kind = SyncKind::Sync;
                     c.tagsize_request = -1;
                     c.ops.pop_slots.clear();
                     c.ops.push_sizes.resize(superstep == 0 ? 1 : 0);
                 }
-                k = std::move(c);
+                merge_summary(m.summary, summarize(static_cast<std::uint32_t>(pid), c));
             }
+            if (m.summary.members == 0)
+                m.summary = summarize(0, Contribution{});
+            const auto ncounters = in.ConsumeIntegralInRange<std::size_t>(0, n);
+            for (std::size_t k = 0; k < ncounters; ++k)
+                m.counters.push_back(
+                    in.ConsumeIntegralInRange<std::uint32_t>(0, static_cast<std::uint32_t>(n - 1)));
             out.push_back(
-                encode_barrier(superstep, in.ConsumeIntegralInRange<std::uint32_t>(0, 3), known));
+                encode_barrier(superstep, in.ConsumeIntegralInRange<std::uint32_t>(0, 3), m));
             break;
         }
         case 2: {

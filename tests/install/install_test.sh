@@ -45,11 +45,12 @@ outside=$(cd "$stage" && { find . -mindepth 1 ! -path ".${prefix}/*" ! -path . |
 	grep -vxE "\.(/opt|/opt/afbsp)" || true; })
 if [ -z "$outside" ]; then ok "make install wrote only under DESTDIR/PREFIX"; else bad "written outside $prefix: $outside"; fi
 
-want=(bin/bsprun bin/bspcc bin/bspc++ bin/bspprobe bin/bsp-ss bin/bsp-fault bin/bspprof
+want=(bin/bsprun bin/bspcc bin/bspc++ bin/bspprobe bin/bsp-ss bin/bsp-fault bin/bsp-xdp bin/bspprof
 	lib/libbsp.so lib/libbsp.so.1 lib/libbsp.a lib/pkgconfig/bsp.pc
 	include/bsp.h include/bsc.h include/bsp.hpp include/linux/bsp.h
 	lib/ip/link_bsp.so lib/wireshark/plugins/af_bsp.lua
-	lib/bsp/bpf/xdp_fault.bpf.o src/af_bsp-1.0.0/dkms.conf src/af_bsp-1.0.0/Kbuild
+	lib/bsp/bpf/xdp_fault.bpf.o lib/bsp/bpf/xdp_bsp.bpf.o src/af_bsp-1.0.0/dkms.conf
+	src/af_bsp-1.0.0/Kbuild src/af_bsp-1.0.0/xdp.c
 	src/af_bsp-1.0.0/include/uapi/linux/bsp.h
 	share/man/man1/bsprun.1 share/man/man1/bspcc.1 share/man/man1/bspc++.1
 	share/man/man1/bspprobe.1 share/man/man8/bsp-ss.8 share/man/man7/bsp.7
@@ -58,7 +59,7 @@ want=(bin/bsprun bin/bspcc bin/bspc++ bin/bspprobe bin/bsp-ss bin/bsp-fault bin/
 missing=()
 for f in "${want[@]}"; do [ -e "$root/$f" ] || missing+=("$f"); done
 if [ ${#missing[@]} -eq 0 ]; then ok "all ${#want[@]} promised files installed"; else bad "not installed: ${missing[*]}"; fi
-for f in bin/bsprun bin/bspcc bin/bspc++ bin/bspprobe bin/bsp-ss bin/bsp-fault bin/bspprof; do
+for f in bin/bsprun bin/bspcc bin/bspc++ bin/bspprobe bin/bsp-ss bin/bsp-fault bin/bsp-xdp bin/bspprof; do
 	[ -x "$root/$f" ] || bad "$f is not executable"
 done
 soname=$(readelf -d "$root/lib/libbsp.so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')

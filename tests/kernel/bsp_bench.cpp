@@ -6,7 +6,7 @@
 //   bsp_bench source NODE PORT COUNT SIZE [PACING]
 //                                        PACING: BSP_PACING_RATE in bytes/s
 //   bsp_bench echo PORT COUNT            send every message back
-//   bsp_bench ping NODE PORT COUNT SIZE [LOCAL_PORT]  ping-pong; print the median
+//   bsp_bench ping NODE PORT COUNT SIZE [LOCAL_PORT [HOLD_MS]]  ping-pong; print the median
 //                                        half round trip
 //
 // Output lines start with "RESULT " followed by key=value pairs.
@@ -52,7 +52,8 @@ void print_stats(int fd, const char *role) {
     std::printf(
         "STATS %s data_tx=%llu data_rx=%llu retx_hole=%llu retx_prod=%llu retx_timeout=%llu "
         "dup_rx=%llu acks_tx=%llu acks_rx=%llu ackreq_tx=%llu prods_tx=%llu prods_rx=%llu "
-        "probes_tx=%llu timeouts=%llu chan_closes=%llu msgs_rx=%llu srtt_us=%llu",
+        "probes_tx=%llu timeouts=%llu chan_closes=%llu msgs_rx=%llu srtt_us=%llu "
+        "chans_evicted=%llu evicts_tx=%llu evicts_kept=%llu evicts_gone=%llu",
         role, (unsigned long long)st.data_tx, (unsigned long long)st.data_rx,
         (unsigned long long)st.retx_hole, (unsigned long long)st.retx_prod,
         (unsigned long long)st.retx_timeout, (unsigned long long)st.dup_rx,
@@ -60,7 +61,9 @@ void print_stats(int fd, const char *role) {
         (unsigned long long)st.ackreq_tx, (unsigned long long)st.prods_tx,
         (unsigned long long)st.prods_rx, (unsigned long long)st.probes_tx,
         (unsigned long long)st.timeouts, (unsigned long long)st.chan_closes,
-        (unsigned long long)st.msgs_rx, (unsigned long long)(st.srtt_max_ns / 1000));
+        (unsigned long long)st.msgs_rx, (unsigned long long)(st.srtt_max_ns / 1000),
+        (unsigned long long)st.chans_evicted, (unsigned long long)st.evicts_tx,
+        (unsigned long long)st.evicts_kept, (unsigned long long)st.evicts_gone);
     for (unsigned i = 0; i < __BSP_PROTO_DROP_MAX; ++i)
         if (st.drops[i])
             std::printf(" drop_%s=%llu", drop[i], (unsigned long long)st.drops[i]);
@@ -155,7 +158,8 @@ int echo(uint16_t port, long count) {
     return 0;
 }
 
-int ping(uint32_t node, uint16_t port, long count, size_t size, uint16_t local_port) {
+int ping(uint32_t node, uint16_t port, long count, size_t size, uint16_t local_port,
+         unsigned hold_ms) {
     int fd = ktest::bound_socket(local_port);
     sockaddr_bsp to = ktest::addr(node, port);
     if (connect(fd, sa(&to), sizeof(to)) != 0) {
@@ -184,6 +188,13 @@ int ping(uint32_t node, uint16_t port, long count, size_t size, uint16_t local_p
     std::printf("RESULT size=%zu count=%ld half_rtt_us=%.1f min_half_rtt_us=%.1f\n", size, count,
                 med / 2 * 1e6, rtt.front() / 2 * 1e6);
     print_stats(fd, "ping");
+    if (hold_ms) {
+        // idle but open: the peer may evict the channel, never by CLOSE
+        std::printf("HOLD %u ms\n", hold_ms);
+        std::fflush(stdout);
+        usleep(useconds_t(hold_ms) * 1000);
+        print_stats(fd, "held");
+    }
     close(fd);
     return 0;
 }
@@ -200,11 +211,12 @@ int main(int argc, char **argv) {
                       argc == 7 ? strtoull(argv[6], nullptr, 0) : 0);
     if (argc == 4 && !strcmp(argv[1], "echo"))
         return echo(uint16_t(atoi(argv[2])), atol(argv[3]));
-    if ((argc == 6 || argc == 7) && !strcmp(argv[1], "ping"))
+    if (argc >= 6 && argc <= 8 && !strcmp(argv[1], "ping"))
         return ping(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])), atol(argv[4]),
-                    strtoul(argv[5], nullptr, 0), argc == 7 ? uint16_t(atoi(argv[6])) : 0);
+                    strtoul(argv[5], nullptr, 0), argc >= 7 ? uint16_t(atoi(argv[6])) : 0,
+                    argc == 8 ? unsigned(strtoul(argv[7], nullptr, 0)) : 0);
     std::fprintf(stderr,
                  "usage: bsp_bench sink PORT COUNT SIZE | source NODE PORT COUNT SIZE [PACING] |\n"
-                 "       echo PORT COUNT | ping NODE PORT COUNT SIZE [LOCAL_PORT]\n");
+                 "       echo PORT COUNT | ping NODE PORT COUNT SIZE [LOCAL_PORT [HOLD_MS]]\n");
     return 2;
 }

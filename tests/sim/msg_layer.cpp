@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "bit_matrix.hpp"
+#include "messages.hpp"
 #include "pacing.hpp"
 #include "schedule.hpp"
 
@@ -19,8 +19,18 @@ constexpr uint32_t kCounts = kMsgHeader + 8 + 4 + 4;  // bytes, records, no get 
 constexpr uint32_t kUnitHeader = kMsgHeader + 4;
 constexpr uint32_t kRecordHeader = 25;
 
-uint32_t contribution_bytes(int p) {
-    return 4 + 1 + 4 + static_cast<uint32_t>((p + 7) / 8) + 4 + 4;
+// Fan-in counters in the barrier message of `round` from process i (messaging.cpp): round 0
+// (i >= q, the fold-in) all p; round r of distance d = 2^(r-1) the slots s < q with
+// s = i ^ d (mod 2d), each with one counter and a second for pid s + q < p; the hand-back one.
+uint32_t barrier_counters(int i, int round, int p, int q, int log_q) {
+    if (round == 0)
+        return static_cast<uint32_t>(p);
+    if (round == log_q + 1)
+        return 1;
+    int d = 1 << (round - 1), m = 2 * d, c = (i ^ d) & (m - 1);
+    int n = q / m;
+    int extra = c < p - q ? (p - q - 1 - c) / m + 1 : 0;
+    return static_cast<uint32_t>(n + extra);
 }
 
 }  // namespace
@@ -77,16 +87,15 @@ MsgLayerRun::MsgLayerRun(Sim &sim, MsgPattern pat, int supersteps, uint64_t link
     st_.resize(static_cast<size_t>(p));
     ends_.assign(static_cast<size_t>(supersteps_ + 1), 0);
     left_.assign(static_cast<size_t>(supersteps_ + 2), p);
-    // The OR-reduced matrix the barrier gives every process: the pattern is the same in
-    // every superstep, so its fan-ins and pacing rates are too.
-    bsp::rt::BitMatrix m(p);
+    // The fan-ins and the number of senders the barrier gives every process: the pattern is
+    // the same in every superstep, so they and the pacing rates are too.
+    int senders = 0;
     for (int i = 0; i < p; i++) {
         auto d = pat_.dests(i, p);
         std::map<int, uint32_t> by_dst(d.begin(), d.end());
-        for (const auto &[j, len] : by_dst) {
-            m.set(i, j);
+        for (const auto &[j, len] : by_dst)
             st_[static_cast<size_t>(j)].fan_in++;
-        }
+        senders += by_dst.empty() ? 0 : 1;
         Proc &pr = st_[static_cast<size_t>(i)];
         for (int j : bsp::rt::destination_order(bsp::rt::Schedule::LatinSquare, i, p, 1)) {
             auto it = by_dst.find(j);
@@ -94,11 +103,10 @@ MsgLayerRun::MsgLayerRun(Sim &sim, MsgPattern pat, int supersteps, uint64_t link
                 pr.dests.push_back(*it);
         }
     }
-    std::vector<uint64_t> rates(static_cast<size_t>(p));
-    for (int i = 0; i < p; i++)
-        rates[static_cast<size_t>(i)] =
-            bsp::rt::pacing_rate(m, i, bsp::rt::Schedule::LatinSquare, link_rate_);
-    pacing_ = p ? *std::max_element(rates.begin(), rates.end()) : 0;
+    std::vector<uint64_t> rates(
+        static_cast<size_t>(p),
+        bsp::rt::pacing_rate(bsp::rt::Schedule::LatinSquare, p, senders, link_rate_));
+    pacing_ = p ? rates[0] : 0;
     for (int i = 0; i < p; i++) {
         Node &n = sim_.node(i);
         n.on_deliver = [this](Node &nd, const Delivered &d) { on_deliver(nd, d); };
@@ -123,8 +131,9 @@ void MsgLayerRun::barrier_send(int i, int to, int round) {
     uint32_t n = static_cast<uint32_t>(round) == static_cast<uint32_t>(log_q_ + 1)
                      ? static_cast<uint32_t>(sim_.nodes())
                      : pr.known;
-    uint32_t len = kMsgHeader + 4 + n * contribution_bytes(sim_.nodes());
-    // aux: round in the low 8 bits, contributions carried above
+    uint32_t len = static_cast<uint32_t>(
+        bsp::rt::barrier_msg_bytes(barrier_counters(i, round, sim_.nodes(), q_, log_q_)));
+    // aux: round in the low 8 bits, processes the summary covers above
     send(i, to, 'B', pr.s, static_cast<uint32_t>(round) | (n << 8), len, BSPE_SEND_SYNC);
     stats_.barrier_bytes += len;
     stats_.barrier_msgs++;
@@ -146,9 +155,10 @@ void MsgLayerRun::start_barrier(int i, int s) {
     expect_round(i);
 }
 
-// expect_barrier: the process tells the engine it expects the message of the round it waits
-// for, unless it is here already; a lost packet of it is then prodded for after a round trip
-// instead of waiting for the sender's timeout.
+// expect_barrier (messaging.cpp's Transport::expect_barrier_message): the process tells the
+// engine it expects the message of the round it waits for, unless it is here already; a lost
+// packet of it is then prodded for after a round trip instead of waiting for the sender's
+// timeout.
 void MsgLayerRun::expect_round(int i) {
     Proc &pr = st_[static_cast<size_t>(i)];
     if (!expect_barrier)

@@ -4,19 +4,19 @@
 // Superstep s (1..supersteps) on process i, then one more barrier (bsp_end):
 //   1. barrier: the butterfly of messaging.cpp over q = the largest power of two <= p (round 0
 //      fold-in from i + q, rounds 1..log2 q with i XOR 2^(r-1), hand-back to i + q), every
-//      message sent with BSPE_SEND_SYNC and as long as the contributions it carries (17 + ceil(p/8)
-//      bytes each: the row of the communication matrix and the rest); then
+//      message sent with BSPE_SEND_SYNC and as long as its encoding (a constant-size summary and
+//      the fan-in counters it hands over: p/2, p/4, ... 1, bsp::rt::barrier_msg_bytes); then
 //      bspe_superstep_done(s) (the transport's barrier_completed);
 //   2. total exchange of counts, only between processes that communicate: one 33-byte message to
 //      every destination; a process waits for as many as it has senders (the fan-in the
-//      OR-reduced matrix tells it);
+//      barrier's counters tell it);
 //   3. bspe_expect(k, units) per sender k, the pacing rate of userlib/src/pacing.cpp
 //      (bspe_set_pacing), then the data in the order of userlib/src/schedule.cpp (latin
 //      square), one put record per destination repackaged into units of at most unit_bytes,
 //      the last unit to a destination with BSPE_SEND_LAST;
 //   4. when every expected unit arrived, the barrier of s + 1.
 // The work of the runner per event is O(1) (counters per superstep), except a process's own
-// sends (O(its destinations)) and, once per superstep, the fan-in of every process (O(pairs)).
+// sends (O(its destinations)); the fan-ins are computed once (O(pairs)).
 #pragma once
 
 #include <cstdint>
@@ -105,9 +105,9 @@ class MsgLayerRun {
 
   public:
     std::vector<std::string> errors;  // the workload's own checks (contributions, order)
-    // Not what messaging.cpp does (yet): bspe_expect(partner, 1) for each barrier round whose
-    // message has not arrived (see expect_round).
-    bool expect_barrier = false;
+    // bspe_expect(partner, 1) for each barrier round whose message has not arrived (see
+    // expect_round), as messaging.cpp does; false: as it did before (for comparison).
+    bool expect_barrier = true;
 };
 
 }  // namespace bspsim

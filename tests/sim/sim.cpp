@@ -72,9 +72,17 @@ struct CbTimer {
 
 Node::Node(Sim &sim, int id, const bspe_cfg &cfg) : sim_(sim), id_(id) {
     static const bspe_ops ops = {
-        &Node::cb_xmit,      &Node::cb_rx_data,  &Node::cb_deliver,    &Node::cb_rx_abort,
-        &Node::cb_complete,  &Node::cb_timer,    &Node::cb_rail_event, &Node::cb_chan_alloc,
-        &Node::cb_chan_free, &Node::cb_chan_new,
+        &Node::cb_xmit,
+        &Node::cb_rx_data,
+        &Node::cb_deliver,
+        &Node::cb_rx_abort,
+        &Node::cb_complete,
+        &Node::cb_timer,
+        &Node::cb_rail_event,
+        &Node::cb_chan_alloc,
+        &Node::cb_chan_free,
+        &Node::cb_chan_new,
+        nullptr,
     };
     size_t sz = bspe_mem_size(&cfg);
     mem_.assign(sz / 8 + 1, 0);

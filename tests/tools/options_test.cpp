@@ -77,4 +77,15 @@ TEST(Options, Unknown) {
     EXPECT_NE(parse({"-"}).error.find("unexpected argument"), std::string::npos);
 }
 
+TEST(Options, XdpCounters) {
+    auto p = parse({"-X"});
+    EXPECT_EQ(p.error, "");
+    EXPECT_TRUE(p.opts.xdp);
+    p = parse({"--xdp", "-j"});
+    EXPECT_EQ(p.error, "");
+    EXPECT_TRUE(p.opts.xdp && p.opts.json);
+    EXPECT_FALSE(parse({}).opts.xdp);
+    EXPECT_EQ(parse({"--xdp=1"}).error, "option '--xdp' takes no value");
+}
+
 }  // namespace

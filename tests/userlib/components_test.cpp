@@ -49,18 +49,18 @@ TEST(Schedule, ParseNames) {
     EXPECT_EQ(parse_schedule("fastest"), std::nullopt);
 }
 
-TEST(Pacing, RateFromFanInAndSchedule) {
-    BitMatrix m(8);  // total exchange
-    for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 8; ++j)
-            if (i != j)
-                m.set(i, j);
-    EXPECT_EQ(expected_concurrent_senders(m, 0, Schedule::LatinSquare), 1);
-    EXPECT_EQ(expected_concurrent_senders(m, 0, Schedule::PidOrder), 7);
-    EXPECT_EQ(expected_concurrent_senders(m, 0, Schedule::Random), 1);
-    EXPECT_EQ(pacing_rate(m, 3, Schedule::LatinSquare, 1000000000), 950000000u);
-    EXPECT_EQ(pacing_rate(m, 3, Schedule::PidOrder, 700000000), 95000000u);
-    EXPECT_EQ(pacing_rate(m, 3, Schedule::LatinSquare, 0), 0u);
+TEST(Pacing, RateFromSendersAndSchedule) {
+    // A total exchange of 8: all 8 send.
+    EXPECT_EQ(expected_concurrent_senders(Schedule::LatinSquare, 8, 8), 1);
+    EXPECT_EQ(expected_concurrent_senders(Schedule::PidOrder, 8, 8), 7);
+    EXPECT_EQ(expected_concurrent_senders(Schedule::Random, 8, 8), 1);
+    EXPECT_EQ(pacing_rate(Schedule::LatinSquare, 8, 8, 1000000000), 950000000u);
+    EXPECT_EQ(pacing_rate(Schedule::PidOrder, 8, 8, 700000000), 95000000u);
+    EXPECT_EQ(pacing_rate(Schedule::LatinSquare, 8, 8, 0), 0u);
+    // Pid order: no receiver has more senders than send at all, nor than p - 1.
+    EXPECT_EQ(expected_concurrent_senders(Schedule::PidOrder, 8, 3), 3);
+    EXPECT_EQ(expected_concurrent_senders(Schedule::PidOrder, 8, 0), 1);
+    EXPECT_EQ(expected_concurrent_senders(Schedule::PidOrder, 1024, 1024), 1023);
 }
 
 TEST(Repackaging, UnitsRespectSizeAndRecordsReassemble) {
@@ -101,29 +101,42 @@ TEST(Repackaging, UnitsRespectSizeAndRecordsReassemble) {
 }
 
 TEST(Codec, TruncatedMessagesAreRejected) {
-    std::vector<std::optional<Contribution>> known(3);
     Contribution c;
     c.row = {0, 1, 1};
     c.ops.push_sizes = {4, 8};
-    known[1] = c;
-    auto msg = encode_barrier(2, 1, known);
+    Contribution d = c;
+    d.kind = SyncKind::End;
+    d.tagsize_request = 12;
+    BarrierMsg m{summarize(1, c), {2, 1}};
+    merge_summary(m.summary, summarize(2, d));
+    ASSERT_TRUE(m.summary.kind_diff.has_value());
+    ASSERT_TRUE(m.summary.calls_diff.has_value());
+    auto msg = encode_barrier(2, 1, m);
     for (std::size_t cut = 0; cut < msg.size(); ++cut) {
-        std::vector<std::optional<Contribution>> k2(3);
         Reader r(std::span<const std::byte>(msg).first(cut));
         EXPECT_THROW(
             {
                 read_header(r);
-                decode_barrier(r, k2);
+                decode_barrier(r, 3);
             },
             ProtocolError)
             << cut;
     }
-    std::vector<std::optional<Contribution>> k3(3);
     Reader r(msg);
     read_header(r);
-    decode_barrier(r, k3);
-    ASSERT_TRUE(k3[1].has_value());
-    EXPECT_EQ(*k3[1], c);
+    const BarrierMsg got = decode_barrier(r, 3);
+    EXPECT_EQ(got, m);
+    EXPECT_EQ(got.summary.first, 1u);
+    EXPECT_EQ(got.summary.members, 2u);
+    EXPECT_EQ(got.summary.senders, 2u);
+    EXPECT_EQ(got.summary.kind_diff->first, 2u);
+    EXPECT_EQ(got.summary.calls_diff->first, 2u);
+    EXPECT_EQ(got.summary.pushes.size(), 2u);
+    // One byte more is as bad as one less.
+    msg.push_back(std::byte{0});
+    Reader longer(msg);
+    read_header(longer);
+    EXPECT_THROW(decode_barrier(longer, 3), ProtocolError);
 }
 
 TEST(Config, Quantities) {

@@ -64,6 +64,7 @@ class LoopbackTransport : public rt::Transport {
             throw std::logic_error("message larger than max_message_bytes");
         sent_to.push_back(dst);
         flags_sent.push_back(flags);
+        sizes_sent.push_back(message.size());
         hub_.deliver(pid_, dst, std::move(message));
     }
     std::optional<rt::Received> receive() override { return hub_.receive(pid_); }
@@ -73,6 +74,7 @@ class LoopbackTransport : public rt::Transport {
         expected.push_back({src, bytes});
         expected_messages.push_back(messages);
     }
+    void expect_barrier_message(int src) override { barrier_expected.push_back(src); }
     void flush_sends() override { ++flushes; }
     void serve_in_background() override {}
     void shutdown() override {}
@@ -80,10 +82,12 @@ class LoopbackTransport : public rt::Transport {
     // What the messaging layer asked for (read by the tests after the threads joined).
     std::vector<int> sent_to;
     std::vector<unsigned> flags_sent;
+    std::vector<std::size_t> sizes_sent;
     std::vector<std::uint64_t> epochs;
     std::vector<std::uint64_t> rates;
     std::vector<std::pair<int, std::uint64_t>> expected;
     std::vector<std::uint32_t> expected_messages;
+    std::vector<int> barrier_expected;  // barrier partners whose message was not here yet
     int flushes = 0;
 
   private:

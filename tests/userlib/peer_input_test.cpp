@@ -53,11 +53,17 @@ void set_u32(std::vector<std::byte> &m, std::size_t pos, std::uint32_t v) {
 
 // Process 1's barrier message of superstep s: it has data for process 0.
 std::vector<std::byte> peer_barrier(std::uint64_t s) {
-    std::vector<std::optional<Contribution>> known(2);
     Contribution c;
     c.row = {1, 0};
-    known[1] = c;
-    return encode_barrier(s, 1, known);
+    // p = 2: round 1 hands process 0 the counter of its slot (slot 0: pid 0).
+    return encode_barrier(s, 1, BarrierMsg{summarize(1, c), {1}});
+}
+
+// Process 1's barrier message of superstep s: it has nothing for process 0.
+std::vector<std::byte> quiet_peer_barrier(std::uint64_t s) {
+    Contribution c;
+    c.row = {0, 0};
+    return encode_barrier(s, 1, BarrierMsg{summarize(1, c), {0}});
 }
 
 std::vector<std::byte> peer_counts(std::uint64_t s, std::uint32_t records) {
@@ -119,17 +125,37 @@ TEST(PeerInput, UnitsOutOfOrderCompleteTheStream) {
 // Found by messaging_fuzz: a tag size request below -1 (-1: bsp_set_tagsize not called)
 // was accepted from a peer's barrier contribution.
 TEST(PeerInput, NegativeTagSizeRequestIsRejected) {
-    std::vector<std::optional<Contribution>> known(2);
     Contribution c;
     c.row = {0, 0};
     c.tagsize_request = -2;
-    known[1] = c;
-    const auto msg = encode_barrier(0, 1, known);
-    std::vector<std::optional<Contribution>> got(2);
+    const auto msg = encode_barrier(0, 1, BarrierMsg{summarize(1, c), {0}});
     Reader r(msg);
     read_header(r);
-    EXPECT_THROW(decode_barrier(r, got), ProtocolError);
-    EXPECT_FALSE(got[1].has_value());
+    try {
+        decode_barrier(r, 2);
+        FAIL() << "accepted a tag size of -2";
+    } catch (const ProtocolError &e) {
+        EXPECT_STREQ(e.what(), "barrier contribution with a negative tag size");
+    }
+}
+
+// Found by messaging_fuzz: a barrier message claiming to combine this process (its summary
+// starts at pid 0) made two registration lists of process 0 and none of process 1, and the
+// registry read past process 1's empty list.
+TEST(PeerInput, BarrierMessageAboutThisProcessIsRejected) {
+    Contribution c;
+    c.row = {0, 0};
+    c.ops.push_sizes = {4};
+    ScriptedPeer peer({encode_barrier(0, 1, BarrierMsg{summarize(0, c), {0}})});
+    Runtime rt(0, 2, &peer, {});
+    int x = 0;
+    rt.push_reg("bsp_push_reg", &x, sizeof x);
+    try {
+        rt.sync("bsp_sync");
+        FAIL() << "accepted";
+    } catch (const ProtocolError &e) {
+        EXPECT_STREQ(e.what(), "barrier messages with the registrations of one process twice");
+    }
 }
 
 // Process 1's stream of superstep 0: the given units, announced in its barrier and counts.
@@ -200,11 +226,7 @@ TEST(StashBound, FloodOfNextSuperstepBarrierMessagesKeepsOne) {
     std::deque<std::vector<std::byte>> script;
     for (std::size_t i = 0; i < kFlood; ++i)
         script.push_back(padded_message(MsgType::Barrier, 1, 1, kSize));
-    std::vector<std::optional<Contribution>> known(2);
-    Contribution c;
-    c.row = {0, 0};
-    known[1] = c;
-    script.push_back(encode_barrier(0, 1, known));
+    script.push_back(quiet_peer_barrier(0));
     ScriptedPeer peer(std::move(script));
     Runtime rt(0, 2, &peer, {});
     rt.sync("bsp_sync");
@@ -227,11 +249,7 @@ TEST(StashBound, MessagesNoPeerSendsEarlyAreDropped) {
         padded_message(MsgType::Barrier, 1, 1, 100),  // the same round again
         padded_message(MsgType::Data, 0, 0, 100),     // data before the sender's counts
     };
-    std::vector<std::optional<Contribution>> known(2);
-    Contribution c;
-    c.row = {0, 0};
-    known[1] = c;
-    script.push_back(encode_barrier(0, 1, known));
+    script.push_back(quiet_peer_barrier(0));
     ScriptedPeer peer(std::move(script));
     Runtime rt(0, 2, &peer, {});
     rt.sync("bsp_sync");

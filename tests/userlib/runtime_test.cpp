@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <set>
 #include <string>
 
 #include "spmd_harness.hpp"
@@ -445,6 +446,80 @@ TEST(Messaging, BarrierEpochsSignalledAndOnlyCommunicatingPairsExchangeCounts) {
     // Only process 2 expected data, from process 1: 4 bytes.
     EXPECT_EQ(out[2].transport->expected, (std::vector<std::pair<int, std::uint64_t>>{{1, 4}}));
     EXPECT_TRUE(out[0].transport->expected.empty());
+}
+
+// The barrier carries a constant-size summary and the fan-in counters it hands over (p/2,
+// p/4, ... of them), never the rows of the communication matrix: its bytes per process grow
+// with p, not with p^2. p = 24 = 16 + 8: the fold-in of processes 16..23 and the hand-back.
+// Every process puts to pid + 1 and pid + 5: each receives from exactly two, which the
+// counters must tell it (a wrong fan-in hangs or fails the sync).
+TEST(Messaging, BarrierBytesAreTheSummaryAndTheHandedOverCounters) {
+    constexpr int p = 24, q = 16, rounds = 4;
+    auto out = run_spmd(p, [&](Runtime &r) {
+        std::array<int, 2> got{};
+        r.push_reg("bsp_push_reg", got.data(), sizeof got);
+        r.sync("bsp_sync");
+        const int me = r.pid();
+        r.put("bsp_put", (me + 1) % p, &me, got.data(), 0, sizeof me, false);
+        r.put("bsp_put", (me + 5) % p, &me, got.data(), sizeof me, sizeof me, false);
+        r.sync("bsp_sync");
+        EXPECT_EQ(got[0], (me + p - 1) % p);
+        EXPECT_EQ(got[1], (me + p - 5) % p);
+    });
+    expect_ok(out);
+    // Counters process i hands over in a round (messaging.cpp): all p in the fold-in, the
+    // slots s = partner (mod 2d) of round d (two counters for s < p - q), one in the
+    // hand-back.
+    auto counters = [&](int i, int round) -> std::size_t {
+        if (round == 0)
+            return p;
+        if (round == rounds + 1)
+            return 1;
+        const int d = 1 << (round - 1), m = 2 * d;
+        std::size_t n = 0;
+        for (int s = 0; s < q; ++s)
+            if ((s & (m - 1)) == ((i ^ d) & (m - 1)))
+                n += s < p - q ? 2 : 1;
+        return n;
+    };
+    for (int i = 0; i < p; ++i) {
+        auto &t = *out[static_cast<std::size_t>(i)].transport;
+        std::vector<std::size_t> want;
+        for (int sync = 0; sync < 2; ++sync) {
+            std::vector<std::size_t> barrier;
+            if (i >= q) {
+                barrier.push_back(bsp::rt::barrier_msg_bytes(counters(i, 0)));
+            } else {
+                for (int round = 1; round <= rounds; ++round)
+                    barrier.push_back(bsp::rt::barrier_msg_bytes(counters(i, round)));
+                if (i + q < p)
+                    barrier.push_back(bsp::rt::barrier_msg_bytes(counters(i, rounds + 1)));
+            }
+            want.insert(want.end(), barrier.begin(), barrier.end());
+        }
+        std::vector<std::size_t> got;
+        for (std::size_t k = 0; k < t.sizes_sent.size(); ++k)
+            if (t.flags_sent[k] & bsp::rt::Transport::kSync)
+                got.push_back(t.sizes_sent[k]);
+        ASSERT_EQ(got.size(), want.size()) << "process " << i;
+        // The second sync registers nothing: exactly the usual size (the first also carries
+        // the push sizes gathered so far).
+        for (std::size_t k = want.size() / 2; k < want.size(); ++k)
+            EXPECT_EQ(got[k], want[k]) << "process " << i << " message " << k;
+        // The barrier expects only partners whose message had not arrived, once per round.
+        std::set<int> partners;
+        if (i >= q) {
+            partners.insert(i - q);
+        } else {
+            for (int d = 1; d < q; d *= 2)
+                partners.insert(i ^ d);
+            if (i + q < p)
+                partners.insert(i + q);
+        }
+        EXPECT_LE(t.barrier_expected.size(), want.size()) << "process " << i;
+        for (int src : t.barrier_expected)
+            EXPECT_TRUE(partners.count(src)) << "process " << i << " expected " << src;
+    }
 }
 
 TEST(Messaging, DestinationOrderFollowsSchedule) {

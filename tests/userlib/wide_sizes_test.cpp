@@ -55,32 +55,28 @@ std::optional<Record> first_record(const std::vector<std::byte> &unit) {
 }  // namespace
 
 TEST(WideSizes, BarrierCarriesRegistrationSizesAbove4GiB) {
-    std::vector<std::optional<Contribution>> known(2);
     Contribution c;
     c.row = {0, 1};
     c.ops.push_sizes = {5 * static_cast<std::int64_t>(k4G) + 3, 0, 0x7fffffffffffffff};
-    known[1] = c;
-    auto msg = encode_barrier(4, 1, known);
-    std::vector<std::optional<Contribution>> got(2);
+    auto msg = encode_barrier(4, 1, BarrierMsg{summarize(1, c), {0}});
     Reader r(msg);
     read_header(r);
-    decode_barrier(r, got);
-    ASSERT_TRUE(got[1].has_value());
-    EXPECT_EQ(got[1]->ops.push_sizes, c.ops.push_sizes);
+    const BarrierMsg got = decode_barrier(r, 2);
+    EXPECT_EQ(got.summary.ref.ops.push_sizes, c.ops.push_sizes);
+    ASSERT_EQ(got.summary.pushes.size(), 1u);
+    EXPECT_EQ(got.summary.pushes[0].first, 1u);
+    EXPECT_EQ(got.summary.pushes[0].second, c.ops.push_sizes);
 }
 
 TEST(WideSizes, BarrierWithANegativeRegistrationSizeIsRejected) {
-    std::vector<std::optional<Contribution>> known(2);
     Contribution c;
     c.row = {0, 0};
     c.ops.push_sizes = {-1};
-    known[0] = c;
-    auto msg = encode_barrier(4, 1, known);
-    std::vector<std::optional<Contribution>> got(2);
+    auto msg = encode_barrier(4, 1, BarrierMsg{summarize(0, c), {0}});
     Reader r(msg);
     read_header(r);
     try {
-        decode_barrier(r, got);
+        decode_barrier(r, 2);
         FAIL() << "accepted a negative size";
     } catch (const ProtocolError &e) {
         EXPECT_STREQ(e.what(), "barrier contribution with a negative registration size");

@@ -9,7 +9,9 @@
 //   bsp-fault detach DEV
 //
 // The rule map is pinned in bpffs per network namespace and interface, so the
-// commands can run as separate processes (see Documentation/testing.rst).
+// commands can run as separate processes (see Documentation/testing.rst). The
+// program is attached through libxdp's dispatcher, so it shares a rail with the
+// AF_BSP pre-filter (tools/bsp-xdp), running before it.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
@@ -18,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <xdp/libxdp.h>
 
 #include <cerrno>
 #include <charconv>
@@ -38,6 +41,7 @@
 namespace {
 
 constexpr const char *kPinRoot = "/sys/fs/bpf/bsp_fault";
+constexpr const char *kProgName = "xdp_bsp_fault";
 
 class Error : public std::runtime_error {
   public:
@@ -87,6 +91,12 @@ std::uint32_t parse_u32(std::string_view what, std::string_view text) {
 struct SkelDeleter {
     void operator()(xdp_fault *s) const { xdp_fault__destroy(s); }
 };
+struct ProgDeleter {
+    void operator()(xdp_program *p) const { xdp_program__close(p); }
+};
+struct MultiDeleter {
+    void operator()(xdp_multiprog *m) const { xdp_multiprog__close(m); }
+};
 
 // "ip netns exec" remounts /sys, which hides bpffs: say so instead of failing to pin.
 void require_bpffs() {
@@ -98,24 +108,32 @@ void require_bpffs() {
             "join the namespace with 'nsenter --net=/run/netns/NAME' instead)");
 }
 
+xdp_attach_mode attach_mode(bool skb_mode) {
+    return skb_mode ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+}
+
 void cmd_attach(const std::string &dev, bool skb_mode) {
     require_bpffs();
     unsigned ifindex = ifindex_of(dev);
-    std::unique_ptr<xdp_fault, SkelDeleter> skel(xdp_fault__open_and_load());
+    std::unique_ptr<xdp_fault, SkelDeleter> skel(xdp_fault__open());
     if (!skel)
-        throw Error("cannot load the XDP program: " + errno_text(errno));
+        throw Error("cannot open the XDP program: " + errno_text(errno));
+    DECLARE_LIBXDP_OPTS(xdp_program_opts, popts, .obj = skel->obj, .prog_name = kProgName);
+    std::unique_ptr<xdp_program, ProgDeleter> prog(xdp_program__create(&popts));
+    if (long perr = libxdp_get_error(prog.get())) {
+        (void)prog.release();
+        throw Error("cannot prepare the XDP program: " + errno_text(static_cast<int>(perr)));
+    }
+    int err = xdp_program__attach(prog.get(), static_cast<int>(ifindex), attach_mode(skb_mode), 0);
+    if (err)
+        throw Error("cannot attach XDP to " + dev + ": " + errno_text(err));
     mkdir(kPinRoot, 0700);
     std::string path = pin_path(ifindex);
     unlink(path.c_str());
-    int err = bpf_map__pin(skel->maps.rules, path.c_str());
-    if (err)
-        throw Error("cannot pin rule map at " + path + ": " + errno_text(err));
-    __u32 flags = skb_mode ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-    err = bpf_xdp_attach(static_cast<int>(ifindex), bpf_program__fd(skel->progs.xdp_bsp_fault),
-                         flags, nullptr);
+    err = bpf_map__pin(skel->maps.rules, path.c_str());
     if (err) {
-        unlink(path.c_str());
-        throw Error("cannot attach XDP to " + dev + ": " + errno_text(err));
+        xdp_program__detach(prog.get(), static_cast<int>(ifindex), attach_mode(skb_mode), 0);
+        throw Error("cannot pin rule map at " + path + ": " + errno_text(err));
     }
     std::printf("attached to %s (%s mode), rules at %s\n", dev.c_str(), skb_mode ? "skb" : "native",
                 path.c_str());
@@ -211,8 +229,29 @@ void cmd_stats(const std::string &dev) {
 }
 
 void cmd_detach(const std::string &dev) {
+    require_bpffs();
     unsigned ifindex = ifindex_of(dev);
-    int err = bpf_xdp_detach(static_cast<int>(ifindex), 0, nullptr);
+    std::unique_ptr<xdp_multiprog, MultiDeleter> mp(
+        xdp_multiprog__get_from_ifindex(static_cast<int>(ifindex)));
+    if (libxdp_get_error(mp.get())) {
+        (void)mp.release();
+        throw Error("no XDP program on " + dev);
+    }
+    xdp_program *found = nullptr;
+    if (xdp_multiprog__is_legacy(mp.get())) {
+        xdp_program *p = xdp_multiprog__main_prog(mp.get());
+        if (p && std::strcmp(xdp_program__name(p), kProgName) == 0)
+            found = p;
+    } else {
+        for (xdp_program *p = xdp_multiprog__next_prog(nullptr, mp.get()); p;
+             p = xdp_multiprog__next_prog(p, mp.get()))
+            if (std::strcmp(xdp_program__name(p), kProgName) == 0)
+                found = p;
+    }
+    if (!found)
+        throw Error("the fault injector is not attached to " + dev);
+    int err = xdp_program__detach(found, static_cast<int>(ifindex),
+                                  xdp_multiprog__attach_mode(mp.get()), 0);
     if (err)
         throw Error("cannot detach XDP from " + dev + ": " + errno_text(err));
     unlink(pin_path(ifindex).c_str());

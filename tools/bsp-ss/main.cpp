@@ -13,6 +13,7 @@
 #include "family.hpp"
 #include "options.hpp"
 #include "render.hpp"
+#include "xdp_stats.hpp"
 
 namespace {
 
@@ -20,6 +21,16 @@ namespace {
 // socket answered twice) is repeated this often before the last answer is
 // shown with a warning.
 constexpr int kDumpAttempts = 3;
+
+int run_xdp(const bsp_ss::Options &opts) {
+    bsp_ss::XdpRead r = bsp_ss::read_xdp_counters(bsp_ss::xdp_counters_path());
+    if (!r.error.empty()) {
+        std::fprintf(stderr, "bsp-ss: %s\n", r.error.c_str());
+        return 1;
+    }
+    std::fputs(bsp_ss::render_xdp(r.sums, opts).c_str(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+}
 
 int run(const bsp_ss::Options &opts) {
     bsp_ss::FamilyInEffect fam = bsp_ss::read_family(BSP_FAMILY_PARAM_PATH);
@@ -86,5 +97,5 @@ int main(int argc, char **argv) {
         std::fputs(bsp_ss::kUsage, stdout);
         return 0;
     }
-    return run(p.opts);
+    return p.opts.xdp ? run_xdp(p.opts) : run(p.opts);
 }

@@ -17,6 +17,8 @@ const char kUsage[] =
     "  -j, --json        JSON output\n"
     "  -n, --numeric     raw numbers (port 0, pacing rate in bytes/s)\n"
     "  -H, --no-header   no table header\n"
+    "  -X, --xdp         the XDP pre-filter's counters (frames passed, steered and\n"
+    "                    dropped by reason; bsp-xdp) instead of the sockets\n"
     "  -h, --help        this help\n";
 
 namespace {
@@ -52,6 +54,8 @@ bool *flag_of(Options &o, char c) {
             return &o.numeric;
         case 'H':
             return &o.no_header;
+        case 'X':
+            return &o.xdp;
         case 'h':
             return &o.help;
         default:
@@ -65,7 +69,7 @@ struct LongOption {
 };
 constexpr LongOption kLong[] = {
     {"port", 'p'}, {"extended", 'e'}, {"stats", 's'},     {"info", 'i'}, {"memory", 'm'},
-    {"json", 'j'}, {"numeric", 'n'},  {"no-header", 'H'}, {"help", 'h'},
+    {"json", 'j'}, {"numeric", 'n'},  {"no-header", 'H'}, {"help", 'h'}, {"xdp", 'X'},
 };
 
 }  // namespace

@@ -18,6 +18,7 @@ struct Options {
     bool json = false;             // -j: JSON instead of a table
     bool numeric = false;          // -n: raw numbers only
     bool no_header = false;        // -H: no table header
+    bool xdp = false;              // -X: the XDP pre-filter's counters instead of sockets
     bool help = false;             // -h
 };
 

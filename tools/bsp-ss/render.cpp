@@ -68,6 +68,10 @@ constexpr ProtoField kProto[] = {
     {"msgs_failed", &bsp_proto_stats::msgs_failed},
     {"chan_closes", &bsp_proto_stats::chan_closes},
     {"srtt_max_ns", &bsp_proto_stats::srtt_max_ns},
+    {"chans_evicted", &bsp_proto_stats::chans_evicted},
+    {"evicts_tx", &bsp_proto_stats::evicts_tx},
+    {"evicts_kept", &bsp_proto_stats::evicts_kept},
+    {"evicts_gone", &bsp_proto_stats::evicts_gone},
 };
 
 // Names of enum bsp_proto_drop, in its order (the drops[] slots bsp-ss -i shows).

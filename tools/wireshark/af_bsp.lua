@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: GPL-2.0
 --
--- Wireshark/tshark dissector for AF_BSP, wire format version 2
+-- Wireshark/tshark dissector for AF_BSP, wire format version 3
 -- (Documentation/protocol.rst, kernel/engine/bspe_wire.h): DATA, ACK and
 -- PROD (72-byte header, payload after it) and HELLO (40 bytes), over
 -- Ethernet with EtherType 0x88B5; over UDP (libbsp's user-space transport)
@@ -22,7 +22,7 @@ local band, bnot, rshift = bit32.band, bit32.bnot, bit32.rshift
 local ETH_P_BSP = 0x88B5
 local HDR_LEN = 72
 local HELLO_LEN = 40
-local VERSION = 2
+local VERSION = 3
 
 local types = { [1] = "DATA", [2] = "ACK", [3] = "PROD", [4] = "HELLO" }
 
@@ -31,14 +31,17 @@ local F = {
 	{ 0x0001, "ACKREQ" }, { 0x0002, "LAST" }, { 0x0004, "RETX" },
 	{ 0x0008, "FAILOVER" }, { 0x0010, "SYNC" }, { 0x0020, "CSUM" },
 	{ 0x0040, "PROBE" }, { 0x0080, "REPLY" }, { 0x0100, "CLOSE" },
-	{ 0x0200, "AUTH" }, { 0x0400, "BUSY" },
+	{ 0x0200, "AUTH" }, { 0x0400, "BUSY" }, { 0x0800, "EVICT" },
+	{ 0x1000, "KEEP" },
 }
-local F_ALL = 0x07ff
+local F_ALL = 0x1fff
 local F_CSUM, F_AUTH = 0x0020, 0x0200
 -- flags a control packet (ACK/PROD) may carry; DATA must not carry PROBE,
 -- REPLY or CLOSE (protocol.rst, validity rule 3)
-local F_CTRL = 0x0001 + 0x0020 + 0x0200 + 0x0040 + 0x0080 + 0x0100
-local F_NOT_DATA = 0x0040 + 0x0080 + 0x0100
+local F_CTRL = 0x0001 + 0x0020 + 0x0200 + 0x0040 + 0x0080 + 0x0100 + 0x0400 +
+	0x0800 + 0x1000
+local F_EVICT = 0x0800
+local F_NOT_DATA = 0x0040 + 0x0080 + 0x0100 + 0x0400 + 0x0800 + 0x1000
 
 local pf = {
 	version = ProtoField.uint8("bsp.version", "Version"),
@@ -208,7 +211,7 @@ local function dissect_hdr(tvb, pinfo, tree, len, ptype)
 		ft:add_proto_expert_info(ex.flags, "AUTH together with CSUM")
 	end
 	if ptype == 1 and band(flags, F_NOT_DATA) ~= 0 then
-		ft:add_proto_expert_info(ex.flags, "PROBE, REPLY or CLOSE on DATA")
+		ft:add_proto_expert_info(ex.flags, "PROBE, REPLY, CLOSE, BUSY, EVICT or KEEP on DATA")
 	elseif ptype ~= 1 and band(flags, F_ALL, bnot(F_CTRL)) ~= 0 then
 		ft:add_proto_expert_info(ex.flags,
 			string.format("flags 0x%04x on %s", band(flags, F_ALL, bnot(F_CTRL)), tname))
@@ -287,7 +290,8 @@ local function dissect_hdr(tvb, pinfo, tree, len, ptype)
 			tree:add_proto_expert_info(ex.retx, band(flags, 0x0008) ~= 0 and
 				"retransmission after a rail failure" or "retransmission")
 		end
-	elseif plen ~= 0 or msg_id ~= 0 or msg_len ~= 0 or off ~= 0 or unit ~= 0 then
+	elseif plen ~= 0 or (msg_id ~= 0 and band(flags, F_EVICT) == 0) or msg_len ~= 0 or
+		off ~= 0 or unit ~= 0 then
 		tree:add_proto_expert_info(ex.fields, tname .. " with message fields or payload")
 	end
 
@@ -317,6 +321,8 @@ local function dissect_hdr(tvb, pinfo, tree, len, ptype)
 	if holelen ~= 0 then info = info .. string.format(" hole [%u,%u)", ack, eoh) end
 	if ptype == 1 then
 		info = info .. string.format(" msg %u off %u/%u", msg_id, off, msg_len)
+	elseif band(flags, F_EVICT) ~= 0 then
+		info = info .. string.format(" attempt %u", msg_id)
 	end
 	if flags ~= 0 then info = info .. " [" .. flag_names(flags) .. "]" end
 	pinfo.cols.info = info

@@ -66,6 +66,7 @@ class AfBspTransport final : public Transport {
     std::size_t max_message_bytes() const override { return kUnitBytes; }
     void send(int dst, std::vector<std::byte> message, unsigned flags) override;
     std::optional<Received> receive() override;
+    std::optional<Received> receive_or_wake(int wake_fd, bool *woken) override;
     void flush_sends() override;
     void barrier_completed(std::uint64_t epoch) override;
     void set_pacing_rate(std::uint64_t bytes_per_second) override;
@@ -319,6 +320,12 @@ bool AfBspTransport::drain_incoming() {
 }
 
 std::optional<Received> AfBspTransport::receive() {
+    bool woken = false;
+    return receive_or_wake(-1, &woken);
+}
+
+std::optional<Received> AfBspTransport::receive_or_wake(int wake_fd, bool *woken) {
+    *woken = false;
     for (;;) {
         while (!out_.empty() && try_send(out_.front())) {
             out_.pop_front();
@@ -328,14 +335,26 @@ std::optional<Received> AfBspTransport::receive() {
             ready_.pop_front();
             return r;
         }
-        pollfd fds[2] = {{fd_, static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT)), 0},
-                         {control_fd_, POLLIN, 0}};
-        const nfds_t nfds = control_fd_ >= 0 ? 2 : 1;
+        if (*woken) {
+            return std::nullopt;
+        }
+        // The control descriptor (if any), then the wake descriptor (if any).
+        pollfd fds[3] = {{fd_, static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT)), 0},
+                         {control_fd_, POLLIN, 0},
+                         {wake_fd, POLLIN, 0}};
+        nfds_t nfds = 1;
+        const nfds_t control = control_fd_ >= 0 ? nfds++ : 0;
+        if (wake_fd >= 0) {
+            fds[nfds++] = {wake_fd, POLLIN, 0};
+        }
         if (poll(fds, nfds, -1) < 0 && errno != EINTR) {
             throw std::runtime_error("poll: " + errno_text(errno));
         }
-        if (nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+        if (control && (fds[control].revents & (POLLIN | POLLHUP | POLLERR))) {
             return std::nullopt;
+        }
+        if (wake_fd >= 0 && (fds[nfds - 1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            *woken = true;
         }
         if (fds[0].revents & (POLLIN | POLLERR)) {
             drain_incoming();

@@ -1,6 +1,7 @@
 #include "messages.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 namespace bsp::rt {
@@ -32,100 +33,236 @@ MsgHeader read_header(Reader &r) {
     return h;
 }
 
+bool same_calls(const Contribution &a, const Contribution &b) {
+    return a.ops.push_sizes.size() == b.ops.push_sizes.size() &&
+           a.ops.pop_slots == b.ops.pop_slots && a.tagsize_request == b.tagsize_request;
+}
+
+BarrierSummary summarize(std::uint32_t pid, const Contribution &c) {
+    BarrierSummary s;
+    s.first = pid;
+    s.members = 1;
+    s.ref = c;
+    s.ref.row.clear();
+    s.all_ready = c.ready;
+    s.senders = std::any_of(c.row.begin(), c.row.end(), [](std::uint8_t b) { return b != 0; });
+    if (!c.ops.push_sizes.empty()) {
+        s.pushes.emplace_back(pid, c.ops.push_sizes);
+    }
+    return s;
+}
+
+namespace {
+
+using Diff = std::optional<std::pair<std::uint32_t, Contribution>>;
+
+// The lower of two candidates (by pid).
+void keep_lowest(Diff &d, const Diff &c) {
+    if (c && (!d || c->first < d->first)) {
+        d = c;
+    }
+}
+
+}  // namespace
+
+void merge_summary(BarrierSummary &into, const BarrierSummary &other) {
+    if (other.members == 0) {
+        return;
+    }
+    if (into.members == 0) {
+        into = other;
+        return;
+    }
+    // lo holds the lowest pid of the union: its ref is the union's.
+    const bool swap = other.first < into.first;
+    const BarrierSummary &lo = swap ? other : into;
+    const BarrierSummary &hi = swap ? into : other;
+    BarrierSummary u;
+    u.first = lo.first;
+    u.members = lo.members + hi.members;
+    u.ref = lo.ref;
+    u.all_ready = lo.all_ready && hi.all_ready;
+    u.senders = lo.senders + hi.senders;
+    // The lowest pid of hi that differs from lo's ref: hi's own ref if that differs
+    // (it is hi's lowest pid), else the lowest that differs from hi's ref (equality is
+    // transitive).
+    u.kind_diff = lo.kind_diff;
+    keep_lowest(u.kind_diff, hi.ref.kind != lo.ref.kind ? Diff{{hi.first, hi.ref}} : hi.kind_diff);
+    u.calls_diff = lo.calls_diff;
+    keep_lowest(u.calls_diff,
+                !same_calls(hi.ref, lo.ref) ? Diff{{hi.first, hi.ref}} : hi.calls_diff);
+    u.pushes.reserve(lo.pushes.size() + hi.pushes.size());
+    std::merge(lo.pushes.begin(), lo.pushes.end(), hi.pushes.begin(), hi.pushes.end(),
+               std::back_inserter(u.pushes),
+               [](const auto &a, const auto &b) { return a.first < b.first; });
+    if (std::adjacent_find(u.pushes.begin(), u.pushes.end(), [](const auto &a, const auto &b) {
+            return a.first == b.first;
+        }) != u.pushes.end()) {
+        throw ProtocolError("barrier messages with the registrations of one process twice");
+    }
+    into = std::move(u);
+}
+
+namespace {
+
+constexpr unsigned kAllReadyFlag = 1, kKindDiffFlag = 2, kCallsDiffFlag = 4;
+
+void write_contribution(Writer &w, const Contribution &c) {
+    w.put<std::uint8_t>(
+        static_cast<std::uint8_t>(static_cast<unsigned>(c.kind) | (c.ready ? kReadyBit : 0u)));
+    w.put<std::int32_t>(c.tagsize_request);
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(c.ops.push_sizes.size()));
+    for (auto s : c.ops.push_sizes) {
+        w.put<std::int64_t>(s);
+    }
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(c.ops.pop_slots.size()));
+    for (auto s : c.ops.pop_slots) {
+        w.put<std::uint32_t>(s);
+    }
+}
+
+std::vector<std::int64_t> read_push_sizes(Reader &r) {
+    const auto npush = r.get<std::uint32_t>();
+    if (npush > r.remaining() / 8) {
+        throw ProtocolError("barrier contribution with a bad push count");
+    }
+    std::vector<std::int64_t> sizes;
+    sizes.reserve(npush);
+    for (std::uint32_t k = 0; k < npush; ++k) {
+        const auto size = r.get<std::int64_t>();
+        if (size < 0) {
+            throw ProtocolError("barrier contribution with a negative registration size");
+        }
+        sizes.push_back(size);
+    }
+    return sizes;
+}
+
+Contribution read_contribution(Reader &r) {
+    Contribution c;
+    auto kind = r.get<std::uint8_t>();
+    c.ready = (kind & kReadyBit) != 0;
+    kind &= static_cast<std::uint8_t>(~kReadyBit);
+    if (kind > 1) {
+        throw ProtocolError("barrier contribution of unknown kind");
+    }
+    c.kind = static_cast<SyncKind>(kind);
+    c.tagsize_request = r.get<std::int32_t>();
+    if (c.tagsize_request < -1) {  // -1: bsp_set_tagsize not called
+        throw ProtocolError("barrier contribution with a negative tag size");
+    }
+    c.ops.push_sizes = read_push_sizes(r);
+    const auto npop = r.get<std::uint32_t>();
+    if (npop > r.remaining() / 4) {
+        throw ProtocolError("barrier contribution with a bad pop count");
+    }
+    c.ops.pop_slots.reserve(npop);
+    for (std::uint32_t k = 0; k < npop; ++k) {
+        c.ops.pop_slots.push_back(r.get<std::uint32_t>());
+    }
+    return c;
+}
+
+}  // namespace
+
 std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t round,
-                                      const std::vector<std::optional<Contribution>> &known) {
+                                      const BarrierMsg &m) {
+    const BarrierSummary &s = m.summary;
     std::vector<std::byte> out;
     Writer w(out);
     write_header(w, {MsgType::Barrier, superstep, round});
-    std::uint32_t n = 0;
-    for (const auto &c : known) {
-        n += c ? 1 : 0;
+    w.put<std::uint32_t>(s.first);
+    w.put<std::uint32_t>(s.members);
+    w.put<std::uint32_t>(s.senders);
+    w.put<std::uint8_t>(static_cast<std::uint8_t>((s.all_ready ? kAllReadyFlag : 0u) |
+                                                  (s.kind_diff ? kKindDiffFlag : 0u) |
+                                                  (s.calls_diff ? kCallsDiffFlag : 0u)));
+    write_contribution(w, s.ref);
+    for (const Diff *d : {&s.kind_diff, &s.calls_diff}) {
+        if (*d) {
+            w.put<std::uint32_t>((*d)->first);
+            write_contribution(w, (*d)->second);
+        }
     }
-    w.put<std::uint32_t>(n);
-    for (std::size_t pid = 0; pid < known.size(); ++pid) {
-        if (!known[pid]) {
-            continue;
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(s.pushes.size()));
+    for (const auto &[pid, sizes] : s.pushes) {
+        w.put<std::uint32_t>(pid);
+        w.put<std::uint32_t>(static_cast<std::uint32_t>(sizes.size()));
+        for (auto v : sizes) {
+            w.put<std::int64_t>(v);
         }
-        const Contribution &c = *known[pid];
-        w.put<std::uint32_t>(static_cast<std::uint32_t>(pid));
-        w.put<std::uint8_t>(
-            static_cast<std::uint8_t>(static_cast<unsigned>(c.kind) | (c.ready ? kReadyBit : 0u)));
-        w.put<std::int32_t>(c.tagsize_request);
-        // The row as a bit vector.
-        for (std::size_t j = 0; j < known.size(); j += 8) {
-            std::uint8_t bits = 0;
-            for (std::size_t k = 0; k < 8 && j + k < known.size(); ++k) {
-                if (c.row[j + k]) {
-                    bits |= static_cast<std::uint8_t>(1u << k);
-                }
-            }
-            w.put<std::uint8_t>(bits);
-        }
-        w.put<std::uint32_t>(static_cast<std::uint32_t>(c.ops.push_sizes.size()));
-        for (auto s : c.ops.push_sizes) {
-            w.put<std::int64_t>(s);
-        }
-        w.put<std::uint32_t>(static_cast<std::uint32_t>(c.ops.pop_slots.size()));
-        for (auto s : c.ops.pop_slots) {
-            w.put<std::uint32_t>(s);
-        }
+    }
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(m.counters.size()));
+    for (auto c : m.counters) {
+        w.put<std::uint32_t>(c);
     }
     return out;
 }
 
-void decode_barrier(Reader &r, std::vector<std::optional<Contribution>> &known) {
-    const std::size_t nprocs = known.size();
-    const std::uint32_t n = r.get<std::uint32_t>();
-    if (n > nprocs) {
-        throw ProtocolError("barrier message with too many contributions");
+BarrierMsg decode_barrier(Reader &r, std::size_t nprocs) {
+    BarrierMsg m;
+    BarrierSummary &s = m.summary;
+    s.first = r.get<std::uint32_t>();
+    s.members = r.get<std::uint32_t>();
+    s.senders = r.get<std::uint32_t>();
+    if (s.first >= nprocs || s.members == 0 || s.members > nprocs - s.first ||
+        s.senders > s.members) {
+        throw ProtocolError("barrier message with an impossible set of processes");
     }
-    for (std::uint32_t i = 0; i < n; ++i) {
-        const std::uint32_t pid = r.get<std::uint32_t>();
-        if (pid >= nprocs) {
-            throw ProtocolError("barrier contribution of an unknown process");
-        }
-        Contribution c;
-        auto kind = r.get<std::uint8_t>();
-        c.ready = (kind & kReadyBit) != 0;
-        kind &= static_cast<std::uint8_t>(~kReadyBit);
-        if (kind > 1) {
-            throw ProtocolError("barrier contribution of unknown kind");
-        }
-        c.kind = static_cast<SyncKind>(kind);
-        c.tagsize_request = r.get<std::int32_t>();
-        if (c.tagsize_request < -1) {  // -1: bsp_set_tagsize not called
-            throw ProtocolError("barrier contribution with a negative tag size");
-        }
-        c.row.assign(nprocs, 0);
-        for (std::size_t j = 0; j < nprocs; j += 8) {
-            auto bits = r.get<std::uint8_t>();
-            for (std::size_t k = 0; k < 8 && j + k < nprocs; ++k) {
-                c.row[j + k] = (bits >> k) & 1u;
-            }
-        }
-        auto npush = r.get<std::uint32_t>();
-        if (npush > r.remaining() / 8) {
-            throw ProtocolError("barrier contribution with a bad push count");
-        }
-        for (std::uint32_t k = 0; k < npush; ++k) {
-            const auto size = r.get<std::int64_t>();
-            if (size < 0) {
-                throw ProtocolError("barrier contribution with a negative registration size");
-            }
-            c.ops.push_sizes.push_back(size);
-        }
-        auto npop = r.get<std::uint32_t>();
-        if (npop > r.remaining() / 4) {
-            throw ProtocolError("barrier contribution with a bad pop count");
-        }
-        for (std::uint32_t k = 0; k < npop; ++k) {
-            c.ops.pop_slots.push_back(r.get<std::uint32_t>());
-        }
-        if (known[pid] && !(*known[pid] == c)) {
-            throw ProtocolError("two different barrier contributions of one process");
-        }
-        known[pid] = std::move(c);
+    const auto flags = r.get<std::uint8_t>();
+    if (flags & ~(kAllReadyFlag | kKindDiffFlag | kCallsDiffFlag)) {
+        throw ProtocolError("barrier message with unknown flags");
     }
+    s.all_ready = (flags & kAllReadyFlag) != 0;
+    s.ref = read_contribution(r);
+    for (auto [d, bit] :
+         {std::pair{&s.kind_diff, kKindDiffFlag}, {&s.calls_diff, kCallsDiffFlag}}) {
+        if (flags & bit) {
+            const auto pid = r.get<std::uint32_t>();
+            if (pid <= s.first || pid >= nprocs) {
+                throw ProtocolError("barrier message naming an impossible process");
+            }
+            *d = std::pair{pid, read_contribution(r)};
+        }
+    }
+    if (s.kind_diff && s.kind_diff->second.kind == s.ref.kind) {
+        throw ProtocolError("barrier message naming a process that does not differ");
+    }
+    if (s.calls_diff && same_calls(s.calls_diff->second, s.ref)) {
+        throw ProtocolError("barrier message naming a process that does not differ");
+    }
+    const auto nlists = r.get<std::uint32_t>();
+    if (nlists > s.members || nlists > r.remaining() / 8) {
+        throw ProtocolError("barrier message with a bad number of registrations");
+    }
+    s.pushes.reserve(nlists);
+    for (std::uint32_t i = 0; i < nlists; ++i) {
+        const auto pid = r.get<std::uint32_t>();
+        if (pid < s.first || pid >= nprocs || (!s.pushes.empty() && pid <= s.pushes.back().first)) {
+            throw ProtocolError("barrier message with registrations of an impossible process");
+        }
+        auto sizes = read_push_sizes(r);
+        if (sizes.empty()) {
+            throw ProtocolError("barrier message with an empty list of registrations");
+        }
+        s.pushes.emplace_back(pid, std::move(sizes));
+    }
+    const auto ncounters = r.get<std::uint32_t>();
+    if (ncounters > nprocs || ncounters > r.remaining() / 4) {
+        throw ProtocolError("barrier message with a bad number of counters");
+    }
+    m.counters.reserve(ncounters);
+    for (std::uint32_t i = 0; i < ncounters; ++i) {
+        const auto c = r.get<std::uint32_t>();
+        if (c >= nprocs) {
+            throw ProtocolError("barrier message with an impossible fan-in");
+        }
+        m.counters.push_back(c);
+    }
+    if (!r.done()) {
+        throw ProtocolError("barrier message with trailing bytes");
+    }
+    return m;
 }
 
 std::vector<std::byte> encode_counts(std::uint64_t superstep, const Counts &c) {

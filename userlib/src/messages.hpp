@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "codec.hpp"
@@ -34,7 +35,9 @@ enum class SyncKind : std::uint8_t { Sync = 0, End = 1 };
 struct Contribution {
     SyncKind kind = SyncKind::Sync;
     std::int32_t tagsize_request = -1;  // -1: bsp_set_tagsize not called
-    std::vector<std::uint8_t> row;      // row[j] != 0: this process communicates with j
+    // row[j] != 0: this process communicates with j. Never sent: the barrier adds the rows
+    // up into fan-in counters (BarrierMsg::counters), it does not gather them.
+    std::vector<std::uint8_t> row;
     RegOps ops;
     // The collectives library (bsc_sync(bsc_flush)) has nothing left to do on this
     // process: the epoch ends at the first barrier in which every process says so.
@@ -42,11 +45,51 @@ struct Contribution {
     bool operator==(const Contribution &) const = default;
 };
 
-// Barrier message: every contribution the sender knows so far (indexed by pid).
+// Whether two contributions agree in what the barrier checks collectively besides the kind:
+// the number of pushes, the popped slots and the tag-size request (push sizes may differ).
+bool same_calls(const Contribution &a, const Contribution &b);
+
+// What the barrier has combined of a set of processes (Documentation/messaging.rst, "Inside
+// bsp_sync"): its size does not depend on p except for the push sizes, which every process
+// needs of every other (one entry per process that registered something).
+struct BarrierSummary {
+    std::uint32_t first = 0;    // lowest pid of the set
+    std::uint32_t members = 0;  // processes in the set
+    Contribution ref;           // the contribution of `first` (without its row)
+    // The lowest pid of the set whose kind differs from ref's, and its contribution.
+    std::optional<std::pair<std::uint32_t, Contribution>> kind_diff;
+    // The lowest pid of the set whose calls differ from ref's (same_calls), and its
+    // contribution.
+    std::optional<std::pair<std::uint32_t, Contribution>> calls_diff;
+    bool all_ready = true;      // every member is ready
+    std::uint32_t senders = 0;  // members with a row bit set (they send to somebody)
+    // (pid, push sizes) of the members with pushes, by ascending pid.
+    std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>> pushes;
+    bool operator==(const BarrierSummary &) const = default;
+};
+
+// The summary of one process.
+BarrierSummary summarize(std::uint32_t pid, const Contribution &c);
+// Adds the disjoint set `other` into `into` (the result does not depend on the order).
+void merge_summary(BarrierSummary &into, const BarrierSummary &other);
+
+// Barrier message: the summary of what the sender has combined so far and the fan-in
+// counters of the slots it hands over to the receiver (messaging.cpp says which).
+struct BarrierMsg {
+    BarrierSummary summary;
+    std::vector<std::uint32_t> counters;
+    bool operator==(const BarrierMsg &) const = default;
+};
 std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t round,
-                                      const std::vector<std::optional<Contribution>> &known);
-// Merges the contributions of a barrier message into known (sized nprocs).
-void decode_barrier(Reader &r, std::vector<std::optional<Contribution>> &known);
+                                      const BarrierMsg &m);
+// Reads a barrier message (after read_header) of a job of nprocs processes.
+BarrierMsg decode_barrier(Reader &r, std::size_t nprocs);
+// Bytes of a barrier message without calls to report or registrations (the usual one).
+inline constexpr std::size_t barrier_msg_bytes(std::size_t counters) {
+    // header; first, members, senders; flags; ref: kind, tag size, 0 pushes, 0 pops;
+    // 0 push lists; counters
+    return kMsgHeaderBytes + 12 + 1 + (1 + 4 + 4 + 4) + 4 + 4 + 4 * counters;
+}
 
 struct GetRequest {
     std::uint32_t id = 0;  // index among the requester's gets to this process

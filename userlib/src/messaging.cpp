@@ -79,6 +79,8 @@ void Messaging::start_superstep(std::uint64_t superstep) {
     }
     cur_ = superstep;
     std::fill(peers_.begin(), peers_.end(), PeerStep{});
+    fan_in_ = 0;
+    counts_seen_ = 0;
     barrier_seen_.erase(barrier_seen_.begin(), barrier_seen_.lower_bound({superstep, -1, 0}));
     // Only barrier messages of this superstep can have been kept from the last one.
     for (auto it = stash_.begin(); it != stash_.end();) {
@@ -111,10 +113,11 @@ bool Messaging::admit(const Received &r, const MsgHeader &h) {
         return false;  // counts and data only ever arrive for the superstep being run
     }
     if (h.type == MsgType::Counts) {
-        // Once per sender; once the matrix is known, only from those that send to us.
-        if (p.counts || (exchanging_ && !p.sends_to_us)) {
+        // Once per sender; once the barrier told the fan-in, from that many senders.
+        if (p.counts || (exchanging_ && counts_seen_ >= fan_in_)) {
             return false;
         }
+        counts_seen_++;
         Reader rd(r.bytes);
         read_header(rd);
         const Counts c = decode_counts(rd);
@@ -123,9 +126,10 @@ bool Messaging::admit(const Received &r, const MsgHeader &h) {
         p.data_bytes = c.data_bytes;
         return true;
     }
-    // Data: after the sender's counts (the transport keeps each sender's order), or, from
-    // a sender with no counts for us, only replies to our gets; within what they announce.
-    const bool announced = p.counts || (exchanging_ && !p.sends_to_us);
+    // Data: after the sender's counts (the transport keeps each sender's order: data before
+    // counts means a sender with no counts for us), or replies to our gets; within what they
+    // announce.
+    const bool announced = p.counts || (exchanging_ && p.our_gets > 0);
     if (!announced || p.data_kept + r.bytes.size() > stream_bound(p)) {
         return false;
     }
@@ -198,61 +202,136 @@ Received Messaging::take(MsgType type, std::uint64_t superstep, std::int64_t aux
     }
 }
 
+bool Messaging::stashed(MsgType type, std::uint64_t superstep, std::int64_t aux, int src) const {
+    return std::any_of(stash_.begin(), stash_.end(),
+                       [&](const Received &r) { return matches(r, type, superstep, aux, src); });
+}
+
 Received Messaging::take_any(MsgType type, std::uint64_t superstep) {
     return take(type, superstep, -1, -1);
 }
 
-std::vector<Contribution> Messaging::barrier(std::uint64_t superstep, const Contribution &mine) {
-    std::vector<std::optional<Contribution>> known(static_cast<std::size_t>(nprocs_));
-    known[static_cast<std::size_t>(pid_)] = mine;
+namespace {
+
+// Fan-in counters of the barrier: the counter of pid j lives in slot j mod q of the butterfly
+// (slot s holds pids s and s + q). In the round of distance d a process hands its partner the
+// slots on the partner's side of every distance done so far (recursive halving): after the
+// last round it holds the sums of its own slot only.
+void append_slot(std::vector<std::uint32_t> &out, const std::vector<std::uint32_t> &fan, int s,
+                 int q) {
+    out.push_back(fan[static_cast<std::size_t>(s)]);
+    if (static_cast<std::size_t>(s + q) < fan.size()) {
+        out.push_back(fan[static_cast<std::size_t>(s + q)]);
+    }
+}
+
+}  // namespace
+
+BarrierResult Messaging::barrier(std::uint64_t superstep, const Contribution &mine) {
     start_superstep(superstep);
     in_barrier_ = true;
     // Butterfly (recursive doubling) over the largest power of two q <= p: in round r
-    // process i exchanges everything it knows with i XOR 2^(r-1). Every channel it uses
-    // carries traffic both ways, so acknowledgements ride on barrier messages. The p - q
-    // processes above q first hand their contribution to i - q (round 0) and receive the
+    // process i exchanges with i XOR 2^(r-1) the summary of everything it has combined (an
+    // all-reduce: constant size) and the fan-in counters of the partner's half of its
+    // slots (a reduce-scatter: p/2, p/4, ... counters). Every channel it uses carries
+    // traffic both ways, so acknowledgements ride on barrier messages. The p - q processes
+    // above q first hand their summary and counters to i - q (round 0) and receive the
     // result from it at the end (round log2(q) + 1).
-    auto merge = [&](const Received &r) {
+    const auto n = static_cast<std::size_t>(nprocs_);
+    std::vector<std::uint32_t> fan(n, 0);
+    for (std::size_t j = 0; j < n && j < mine.row.size(); ++j) {
+        fan[j] = j != static_cast<std::size_t>(pid_) && mine.row[j] ? 1 : 0;
+    }
+    BarrierMsg msg;
+    msg.summary = summarize(static_cast<std::uint32_t>(pid_), mine);
+    const unsigned flags = Transport::kSync;
+    auto receive = [&](std::uint32_t round, int from) {
+        // The round's message, unless it is here already, is expected: a lost packet of it
+        // is prodded for after a round trip instead of waiting for the sender's timeout.
+        if (!stashed(MsgType::Barrier, superstep, round, from)) {
+            transport_->expect_barrier_message(from);
+        }
+        Received r = take(MsgType::Barrier, superstep, round, from);
         Reader rd(r.bytes);
         read_header(rd);
-        decode_barrier(rd, known);
+        return decode_barrier(rd, n);
     };
     const Butterfly b(nprocs_);
     const int q = b.q;
     const std::uint32_t last_round = b.last_round();
+    BarrierResult res;
     if (pid_ >= q) {
-        send(pid_ - q, encode_barrier(superstep, 0, known), Transport::kSync);
-        merge(take(MsgType::Barrier, superstep, last_round, pid_ - q));
+        msg.counters = fan;
+        send(pid_ - q, encode_barrier(superstep, 0, msg), flags);
+        BarrierMsg back = receive(last_round, pid_ - q);
+        if (back.counters.size() != 1) {
+            throw ProtocolError("barrier message with a bad number of counters");
+        }
+        res.all = std::move(back.summary);
+        res.fan_in = back.counters[0];
     } else {
         if (pid_ + q < nprocs_) {
-            merge(take(MsgType::Barrier, superstep, 0, pid_ + q));
+            BarrierMsg in = receive(0, pid_ + q);
+            if (in.counters.size() != n) {
+                throw ProtocolError("barrier message with a bad number of counters");
+            }
+            for (std::size_t j = 0; j < n; ++j) {
+                fan[j] += in.counters[j];
+            }
+            merge_summary(msg.summary, in.summary);
         }
         std::uint32_t round = 1;
+        int mask = 0;  // the distances done, this one included
         for (int d = 1; d < q; d *= 2, ++round) {
             const int partner = pid_ ^ d;
-            send(partner, encode_barrier(superstep, round, known), Transport::kSync);
-            merge(take(MsgType::Barrier, superstep, round, partner));
+            mask |= d;
+            BarrierMsg out;
+            out.summary = msg.summary;
+            std::size_t expected = 0;
+            for (int s = 0; s < q; ++s) {
+                if ((s & mask) == (partner & mask)) {
+                    append_slot(out.counters, fan, s, q);
+                } else if ((s & mask) == (pid_ & mask)) {
+                    expected += s + q < nprocs_ ? 2 : 1;
+                }
+            }
+            send(partner, encode_barrier(superstep, round, out), flags);
+            BarrierMsg in = receive(round, partner);
+            if (in.counters.size() != expected) {
+                throw ProtocolError("barrier message with a bad number of counters");
+            }
+            std::size_t k = 0;
+            for (int s = 0; s < q; ++s) {
+                if ((s & mask) == (pid_ & mask)) {
+                    fan[static_cast<std::size_t>(s)] += in.counters[k++];
+                    if (s + q < nprocs_) {
+                        fan[static_cast<std::size_t>(s + q)] += in.counters[k++];
+                    }
+                }
+            }
+            merge_summary(msg.summary, in.summary);
         }
         if (pid_ + q < nprocs_) {
-            send(pid_ + q, encode_barrier(superstep, last_round, known), Transport::kSync);
+            BarrierMsg out;
+            out.summary = msg.summary;
+            out.counters.push_back(fan[static_cast<std::size_t>(pid_ + q)]);
+            send(pid_ + q, encode_barrier(superstep, last_round, out), flags);
         }
+        res.all = std::move(msg.summary);
+        res.fan_in = fan[static_cast<std::size_t>(pid_)];
     }
     in_barrier_ = false;
-    std::vector<Contribution> all;
-    all.reserve(known.size());
-    for (auto &c : known) {
-        if (!c) {
-            throw ProtocolError("barrier completed without every contribution");
-        }
-        all.push_back(std::move(*c));
+    if (res.all.first != 0 || res.all.members != static_cast<std::uint32_t>(nprocs_) ||
+        res.fan_in >= static_cast<std::uint32_t>(nprocs_)) {
+        throw ProtocolError("barrier completed without every contribution");
     }
     if (transport_) {
         transport_->barrier_completed(superstep);
     }
-    return all;
+    return res;
 }
 
-UnitsBySource Messaging::exchange(std::uint64_t superstep, const BitMatrix &m,
+UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &b,
                                   const std::vector<Outgoing> &out, const GetServer &serve) {
     stats_ = SuperstepStats{};
     if (nprocs_ == 1) {
@@ -260,18 +339,22 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BitMatrix &m,
     }
     start_superstep(superstep);
     exchanging_ = true;
+    fan_in_ = b.fan_in;
     for (int k = 0; k < nprocs_; ++k) {
         PeerStep &p = peers_[static_cast<std::size_t>(k)];
-        p.sends_to_us = k != pid_ && m.get(k, pid_);
         p.our_gets = out[static_cast<std::size_t>(k)].gets.size();
         for (const auto &g : out[static_cast<std::size_t>(k)].gets) {
             p.our_get_bytes += g.nbytes;
         }
     }
-    const std::vector<Counts> counts = exchange_counts(superstep, m, out);
+    if (counts_seen_ > fan_in_) {
+        throw ProtocolError("counts from more processes than the barrier announced");
+    }
+    const std::vector<Counts> counts = exchange_counts(superstep, b.fan_in, out);
     const std::vector<bool> expect = expect_streams(counts, out);
     // Pacing from the global load, then the data streams in schedule order.
-    stats_.pacing_rate = pacing_rate(m, pid_, cfg_.schedule, cfg_.link_rate);
+    stats_.pacing_rate =
+        pacing_rate(cfg_.schedule, nprocs_, static_cast<int>(b.all.senders), cfg_.link_rate);
     transport_->set_pacing_rate(stats_.pacing_rate);
     send_streams(superstep, out, counts, serve);
     UnitsBySource in = receive_streams(superstep, expect);
@@ -282,28 +365,33 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BitMatrix &m,
 
 // Total exchange of counts among the processes that communicate. Returns, per source pid,
 // the counts it sent us (zero for those that send us nothing).
-std::vector<Counts> Messaging::exchange_counts(std::uint64_t superstep, const BitMatrix &m,
+std::vector<Counts> Messaging::exchange_counts(std::uint64_t superstep, std::uint32_t fan_in,
                                                const std::vector<Outgoing> &out) {
     for (int j = 0; j < nprocs_; ++j) {
-        if (j == pid_ || !m.get(pid_, j)) {
+        const Outgoing &o = out[static_cast<std::size_t>(j)];
+        if (j == pid_ || o.empty()) {
             continue;
         }
-        const Outgoing &o = out[static_cast<std::size_t>(j)];
         Counts c;
         c.data_bytes = o.bytes();
         c.records = static_cast<std::uint32_t>(o.records.size());
         c.gets = o.gets;
         send(j, encode_counts(superstep, c));
     }
+    // The barrier told how many processes send to us, not which: the first fan_in counts
+    // messages of this superstep, one per sender (admit() keeps the stash to that).
     std::vector<Counts> counts(static_cast<std::size_t>(nprocs_));
-    for (int k = 0; k < nprocs_; ++k) {
-        if (k == pid_ || !m.get(k, pid_)) {
-            continue;
+    std::vector<bool> got(static_cast<std::size_t>(nprocs_), false);
+    for (std::uint32_t i = 0; i < fan_in; ++i) {
+        Received r = take_any(MsgType::Counts, superstep);
+        const auto k = static_cast<std::size_t>(r.src);
+        if (got[k]) {
+            throw ProtocolError("two counts messages from process " + std::to_string(r.src));
         }
-        Received r = take(MsgType::Counts, superstep, -1, k);
+        got[k] = true;
         Reader rd(r.bytes);
         read_header(rd);
-        counts[static_cast<std::size_t>(k)] = decode_counts(rd);
+        counts[k] = decode_counts(rd);
     }
     return counts;
 }

@@ -1,8 +1,9 @@
 // The BSP messaging layer ([DHS99] section 3): runs the communication of one superstep
 // over a Transport. Steps, all inside bsp_sync:
-//   1. barrier: a dissemination all-to-all of the processes' contributions, i.e. the
-//      OR-reduction of the communication bit-matrix (plus registration and tag-size
-//      calls, checked collectively); its completion is signalled to the transport;
+//   1. barrier: a butterfly all-reduce of the processes' contributions (registration and
+//      tag-size calls, checked collectively) and a reduce-scatter of the communication
+//      matrix's rows into fan-in counters; O(p) bytes per process; its completion is
+//      signalled to the transport;
 //   2. total exchange of counts (bytes, records, get requests) between the processes
 //      that communicate, after which every process knows what it will receive;
 //   3. pacing rate from the known global load, destination scheduling, repackaging of
@@ -19,7 +20,6 @@
 #include <tuple>
 #include <vector>
 
-#include "bit_matrix.hpp"
 #include "messages.hpp"
 #include "schedule.hpp"
 #include "transport.hpp"
@@ -79,17 +79,24 @@ using DataUnit = std::vector<std::byte>;
 // sent nothing): what Messaging::exchange returns and Runtime::deliver applies.
 using UnitsBySource = std::vector<std::vector<DataUnit>>;
 
+// What the barrier tells every process.
+struct BarrierResult {
+    BarrierSummary all;        // of every process: first == 0, members == p
+    std::uint32_t fan_in = 0;  // processes with puts, sends or get requests for this one
+};
+
 class Messaging {
   public:
     Messaging(int pid, int nprocs, Transport *transport, MessagingConfig cfg);
 
-    // Step 1. Returns every process's contribution, indexed by pid.
-    std::vector<Contribution> barrier(std::uint64_t superstep, const Contribution &mine);
+    // Step 1. mine.row[j] != 0: this process has puts, sends or get requests for j.
+    BarrierResult barrier(std::uint64_t superstep, const Contribution &mine);
 
-    // Steps 2-4. out[j] is what goes to process j (out[pid] is ignored: local operations
-    // never reach the transport). Returns, per source pid, the data units received
+    // Steps 2-4, after barrier() returned b. out[j] is what goes to process j (out[pid] is
+    // ignored: local operations never reach the transport; !out[j].empty() must be
+    // mine.row[j] of the barrier). Returns, per source pid, the data units received
     // (in unit order; empty for sources that sent nothing).
-    UnitsBySource exchange(std::uint64_t superstep, const BitMatrix &m,
+    UnitsBySource exchange(std::uint64_t superstep, const BarrierResult &b,
                            const std::vector<Outgoing> &out, const GetServer &serve);
 
     const SuperstepStats &stats() const { return stats_; }
@@ -101,6 +108,8 @@ class Messaging {
     // Next message matching (type, superstep, aux, src); others are kept for later.
     Received take(MsgType type, std::uint64_t superstep, std::int64_t aux, int src);
     Received take_any(MsgType type, std::uint64_t superstep);
+    // Whether such a message is in the stash.
+    bool stashed(MsgType type, std::uint64_t superstep, std::int64_t aux, int src) const;
     bool matches(const Received &r, MsgType type, std::uint64_t superstep, std::int64_t aux,
                  int src) const;
     void send(int dst, std::vector<std::byte> msg, unsigned flags = 0);
@@ -112,7 +121,7 @@ class Messaging {
     bool admit(const Received &r, const MsgHeader &h);
     void start_superstep(std::uint64_t superstep);
     // The steps of exchange().
-    std::vector<Counts> exchange_counts(std::uint64_t superstep, const BitMatrix &m,
+    std::vector<Counts> exchange_counts(std::uint64_t superstep, std::uint32_t fan_in,
                                         const std::vector<Outgoing> &out);
     std::vector<bool> expect_streams(const std::vector<Counts> &counts,
                                      const std::vector<Outgoing> &out);
@@ -122,7 +131,6 @@ class Messaging {
 
     // What one sender may still send in superstep cur_.
     struct PeerStep {
-        bool sends_to_us = false;      // bit (sender, pid) of the matrix, once exchanging
         bool counts = false;           // its counts of cur_ arrived
         std::uint64_t records = 0;     // announced by those counts
         std::uint64_t data_bytes = 0;  // announced by those counts
@@ -147,6 +155,8 @@ class Messaging {
     std::uint64_t cur_ = 0;
     bool in_barrier_ = false;                               // inside barrier(cur_)
     bool exchanging_ = false;                               // inside exchange(cur_)
+    std::uint32_t fan_in_ = 0;                              // senders of counts in cur_
+    std::uint32_t counts_seen_ = 0;                         // counts of cur_ admitted or taken
     std::set<std::pair<int, std::uint32_t>> barrier_from_;  // (sender, round) we receive
     std::set<std::tuple<std::uint64_t, int, std::uint32_t>> barrier_seen_;
     std::vector<PeerStep> peers_;  // per sender

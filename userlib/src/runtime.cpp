@@ -296,22 +296,21 @@ static std::string_view kind_call(SyncKind k) {
     return k == SyncKind::End ? "bsp_end" : "bsp_sync";
 }
 
-void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<Contribution> &all) {
+void Runtime::validate(std::string_view call, SyncKind kind, const BarrierSummary &all) {
     (void)call;
-    const Contribution &first = all[0];
-    for (std::size_t k = 1; k < all.size(); ++k) {
-        const Contribution &c = all[k];
-        const int pk = static_cast<int>(k);
-        if (c.kind != first.kind) {
-            fail_collective(pk, kind_call(c.kind),
-                            "process " + std::to_string(k) + " called " +
-                                std::string(kind_call(c.kind)) + " while process 0 called " +
-                                std::string(kind_call(first.kind)));
-        }
+    // The barrier found the lowest pid whose kind differs from process 0's, and the lowest
+    // whose calls (pushes, pops, tag size) differ: every process reports the same one.
+    const Contribution &first = all.ref;
+    if (all.kind_diff) {
+        const auto &[k, c] = *all.kind_diff;
+        fail_collective(static_cast<int>(k), kind_call(c.kind),
+                        "process " + std::to_string(k) + " called " +
+                            std::string(kind_call(c.kind)) + " while process 0 called " +
+                            std::string(kind_call(first.kind)));
     }
     const std::string_view at = kind_call(kind);
-    for (std::size_t k = 1; k < all.size(); ++k) {
-        const Contribution &c = all[k];
+    if (all.calls_diff) {
+        const auto &[k, c] = *all.calls_diff;
         const int pk = static_cast<int>(k);
         const auto &a = c.ops, &b = first.ops;
         if (a.push_sizes.size() != b.push_sizes.size()) {
@@ -352,6 +351,7 @@ void Runtime::validate(std::string_view call, SyncKind kind, const std::vector<C
                                 describe(first.tagsize_request) +
                                 " (bsp_set_tagsize is collective)");
         }
+        throw ProtocolError("barrier reported a difference it does not name");
     }
 }
 
@@ -422,17 +422,25 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         }
     }
 
-    std::vector<Contribution> all = messaging_.barrier(superstep_, mine);
-    validate(call, kind, all);
+    const BarrierResult b = messaging_.barrier(superstep_, mine);
+    validate(call, kind, b.all);
     if (profile_) {
         sp.barrier_done = time();
     }
-    all_ready_ = std::all_of(all.begin(), all.end(), [](const Contribution &c) { return c.ready; });
+    all_ready_ = b.all.all_ready;
+    // Every process pushed as often (validated): the sizes of each, from the barrier.
     std::vector<RegOps> reg(n);
-    BitMatrix m(nprocs_);
-    for (std::size_t k = 0; k < n; ++k) {
-        reg[k] = all[k].ops;
-        m.or_row(static_cast<int>(k), all[k].row);
+    if (!mine.ops.push_sizes.empty()) {
+        if (b.all.pushes.size() != n) {
+            throw ProtocolError("barrier without the registrations of every process");
+        }
+        for (std::size_t k = 0; k < n; ++k) {
+            const auto &[pid, sizes] = b.all.pushes[k];
+            if (pid != k || sizes.size() != mine.ops.push_sizes.size()) {
+                throw ProtocolError("barrier with registrations that disagree");
+            }
+            reg[k].push_sizes = sizes;
+        }
     }
     registry_.commit_pushes(reg);
 
@@ -466,7 +474,7 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         return as_bytes(static_cast<const std::byte *>(registry_.local_addr(g.slot)) + g.offset,
                         g.nbytes);
     };
-    auto in = messaging_.exchange(superstep_, m, out, serve);
+    auto in = messaging_.exchange(superstep_, b, out, serve);
     deliver(in);
     if (profile_) {
         count_in(in, sp);

@@ -94,7 +94,7 @@ class Runtime {
                                   std::string_view what) const;
     [[noreturn]] void fail_collective(int culprit, std::string_view call,
                                       const std::string &reason);
-    void validate(std::string_view call, SyncKind kind, const std::vector<Contribution> &all);
+    void validate(std::string_view call, SyncKind kind, const BarrierSummary &all);
     void deliver(const UnitsBySource &in);
     void apply_gets(const UnitsBySource &in);
     void apply_local(std::vector<BsmpQueue::Message> &messages);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,15 @@ class Transport {
     // when the job is being torn down (the launcher's control descriptor became readable).
     virtual std::optional<Received> receive() = 0;
 
+    // receive(), but also returns nullopt with *woken set as soon as wake_fd is readable
+    // (wake_fd is not read here): the shared-memory transport waits in it for its doorbell
+    // and the other hosts' messages at once. Transports that cannot be combined throw.
+    virtual std::optional<Received> receive_or_wake(int wake_fd, bool *woken) {
+        (void)wake_fd;
+        (void)woken;
+        throw std::logic_error(name() + " transport cannot wait for another descriptor");
+    }
+
     // Blocks until every queued message has been handed to the layer below (while still
     // reading incoming messages): the messaging layer calls it before leaving bsp_sync, so
     // that peers still in the sync never wait for data held back here.
@@ -57,6 +67,10 @@ class Transport {
     // least `messages` messages carrying `bytes` payload bytes, so the transport can prod
     // precisely instead of waiting for timeouts.
     virtual void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) = 0;
+
+    // The barrier waits for a message from src that has not arrived: the transport may prod
+    // src for it after a round trip instead of waiting for src's timeout.
+    virtual void expect_barrier_message(int src) { expect_from(src, 1, 0); }
 
     // bsp_end: keep answering peers (acknowledgements, retransmissions) from a background
     // thread until shutdown(), while the process waits in the launcher's collective finish.

@@ -30,8 +30,8 @@ void rec_timer(void *ctx, uint64_t when) {
     static_cast<Recorder *>(ctx)->timer = when;
 }
 
-const bspe_ops kOps = {rec_xmit,  rec_rx,  rec_deliver,     nullptr,        rec_complete,
-                       rec_timer, nullptr, heap_chan_alloc, heap_chan_free, nullptr};
+const bspe_ops kOps = {rec_xmit, rec_rx,          rec_deliver,    nullptr, rec_complete, rec_timer,
+                       nullptr,  heap_chan_alloc, heap_chan_free, nullptr, nullptr};
 
 struct Ep {
     explicit Ep(const bspe_cfg &c) : mem(bspe_mem_size(&c) / 8 + 1) {

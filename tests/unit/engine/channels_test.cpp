@@ -75,8 +75,8 @@ struct Ep {
         }
         return BSPE_CHAN_GROUP;
     }
-    static constexpr bspe_ops kOps = {xmit,  rx_data, deliver,    nullptr,   complete,
-                                      timer, nullptr, chan_alloc, chan_free, chan_new};
+    static constexpr bspe_ops kOps = {xmit,    rx_data,    deliver,   nullptr,  complete, timer,
+                                      nullptr, chan_alloc, chan_free, chan_new, nullptr};
 
     explicit Ep(const bspe_cfg &c) : mem(bspe_mem_size(&c) / 8 + 1) {
         ep = bspe_init(mem.data(), mem.size() * 8, &c, &kOps, this);

@@ -130,6 +130,7 @@ TEST(Endpoint, RefusedPlacementIsRecovered) {
         heap_chan_alloc,
         heap_chan_free,
         nullptr,
+        nullptr,
     };
     std::vector<uint64_t> ma(bspe_mem_size(&c) / 8 + 1), mb(ma.size());
     c.node = 0;

@@ -5,7 +5,7 @@
 #include "engine_test_util.hpp"
 
 TEST(Wire, HeaderLayoutIsPinned) {
-    EXPECT_EQ(BSPE_VERSION, 2);
+    EXPECT_EQ(BSPE_VERSION, 3);
     EXPECT_EQ(sizeof(bspe_hdr), 72u);
     EXPECT_EQ(offsetof(bspe_hdr, flags), 2u);
     EXPECT_EQ(offsetof(bspe_hdr, src_node), 4u);
@@ -25,7 +25,9 @@ TEST(Wire, HeaderLayoutIsPinned) {
     EXPECT_EQ(offsetof(bspe_hello, interval_ms), 28u);
     EXPECT_EQ(offsetof(bspe_hello, mac), 32u);
     EXPECT_EQ(BSPE_F_AUTH, 0x0200);
-    EXPECT_EQ(BSPE_F_ALL, 0x07ff);
+    EXPECT_EQ(BSPE_F_EVICT, 0x0800);
+    EXPECT_EQ(BSPE_F_KEEP, 0x1000);
+    EXPECT_EQ(BSPE_F_ALL, 0x1fff);
 }
 
 TEST(Wire, HelloRoundTripIsBigEndian) {

@@ -150,10 +150,10 @@ int send_message(const Target &t, std::uint32_t src, std::uint32_t dst, std::uin
 int forge_put(const Target &t) {
     // Process 0 in superstep 1 (after the registration superstep 0): its barrier message
     // (round 1 of p = 2), its counts, one data unit with a put of "AAAA" into slot 0.
-    std::vector<std::optional<Contribution>> known(2);
     Contribution c;
     c.row = {0, 1};
-    known[0] = c;
+    // p = 2: round 1 hands process 1 the counter of its slot (slot 1: pid 1).
+    const BarrierMsg barrier{summarize(0, c), {1}};
     Counts counts;
     counts.records = 1;
     counts.data_bytes = 4;
@@ -162,7 +162,7 @@ int forge_put(const Target &t) {
     packer.add(RecordKind::Put, 0, 0, aaaa);
     auto units = packer.finish();
     std::uint32_t seq = 1;
-    int n = send_message(t, 0, 1, 1, &seq, 0, BSPE_F_SYNC, encode_barrier(1, 1, known));
+    int n = send_message(t, 0, 1, 1, &seq, 0, BSPE_F_SYNC, encode_barrier(1, 1, barrier));
     n += send_message(t, 0, 1, 2, &seq, 1, 0, encode_counts(1, counts));
     n += send_message(t, 0, 1, 3, &seq, 1, BSPE_F_LAST, units.at(0));
     return n;

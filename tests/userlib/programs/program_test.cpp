@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <string>
@@ -667,7 +668,9 @@ TEST(Programs, UdpAuthDifferingBetweenProcessesIsAClearError) {
 TEST(Programs, AutoChoosesUdpWithoutTheModule) {
     if (access("/sys/module/af_bsp/parameters/family", R_OK) == 0)
         GTEST_SKIP() << "the af_bsp module is loaded here";
-    auto r = run("allsums_v1", 2, {}, {{"BSP_TRANSPORT", "auto"}, {"BSP_VERBOSE", "1"}});
+    // Between hosts (on one host, auto takes shared memory: SharedMemory tests).
+    auto r = run("allsums_v1", 2, {},
+                 {{"BSP_TRANSPORT", "auto"}, {"BSP_SHM", "0"}, {"BSP_VERBOSE", "1"}});
     EXPECT_EQ(r.err.substr(0, 34), "bsp: nprocs=2 transport=udp schedu");
     EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
@@ -692,3 +695,178 @@ TEST(Programs, AProcessKilledInASuperstepEndsTheJob) {
     EXPECT_EQ(r.out.find("no error detected"), std::string::npos);
     expect_clean(r);
 }
+
+// The shared-memory transport between the processes of one host (Documentation/
+// messaging.rst, "Shared memory between the processes of a host"): BSP_SHM=1 uses it under
+// the explicit BSP_TRANSPORT=udp of these tests, BSP_SHM_HOSTS emulates several hosts on
+// this one (shared memory inside an emulated host, UDP between them).
+namespace {
+
+std::vector<std::string> dev_shm_entries() {
+    std::vector<std::string> names;
+    for (const auto &e : std::filesystem::directory_iterator("/dev/shm")) {
+        names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+}  // namespace
+
+TEST(SharedMemory, EveryPrimitiveIntactAndExactlyOnce) {
+    auto r = run("primitives", 3, {}, {{"BSP_SHM", "1"}});
+    EXPECT_EQ(r.out, kPrimitivesOutput);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(SharedMemory, VerboseReportsSharedMemoryAndAutoChoosesIt) {
+    auto r = run("allsums_v1", 3, {}, {{"BSP_SHM", "1"}, {"BSP_VERBOSE", "1"}});
+    EXPECT_EQ(r.err,
+              "bsp: nprocs=3 transport=shm schedule=latin-square (shared memory between 3 "
+              "processes of this host, 1024 KiB ring per pair)\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    // Chosen automatically with the transport, and turned off by BSP_SHM=0.
+    r = run("allsums_v1", 2, {}, {{"BSP_TRANSPORT", "auto"}, {"BSP_VERBOSE", "1"}});
+    EXPECT_EQ(r.err.substr(0, 34), "bsp: nprocs=2 transport=shm schedu");
+    EXPECT_EQ(r.exit_status, 0);
+    r = run("allsums_v1", 2, {},
+            {{"BSP_TRANSPORT", "auto"}, {"BSP_SHM", "0"}, {"BSP_VERBOSE", "1"}});
+    EXPECT_EQ(r.err.substr(0, 33), "bsp: nprocs=2 transport=udp sched");
+    EXPECT_EQ(r.exit_status, 0);
+}
+
+TEST(SharedMemory, BadSettingsAreClearErrors) {
+    auto r = run("allsums_v1", 2, {}, {{"BSP_SHM", "yes"}});
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_begin on process 0: BSP_SHM=yes is invalid (expected auto, 1 "
+              "or 0)\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+    r = run("allsums_v1", 2, {}, {{"BSP_SHM", "1"}, {"BSP_SHM_RING", "1000"}});
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_begin on process 0: BSP_SHM_RING=1000 is invalid (expected a "
+              "power of two from 4k to 1024M bytes)\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(SharedMemory, SeedProgramsAndCollectivesOnUpTo8Processes) {
+    for (int p : {2, 5, 8}) {
+        auto r = run("allsums_v1", p, {}, {{"BSP_SHM", "1"}});
+        std::string want;
+        for (int i = 0; i < p; ++i) {
+            want += "allsums1 on process " + std::to_string(i) + ": " +
+                    std::to_string((i + 1) * (i + 2) / 2) + "\n";
+        }
+        EXPECT_EQ(sorted_lines(r.out), sorted_lines(want)) << "p=" << p;
+        EXPECT_EQ(r.exit_status, 0);
+        expect_clean(r);
+    }
+}
+
+// Two emulated hosts: processes 0 and 1 share memory, process 2 is reached over UDP.
+TEST(SharedMemory, MixedLocalAndRemoteRouting) {
+    auto r = run("primitives", 3, {}, {{"BSP_SHM", "1"}, {"BSP_SHM_HOSTS", "a,a,b"}});
+    EXPECT_EQ(r.out, kPrimitivesOutput);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run("allsums_v1", 4, {},
+            {{"BSP_SHM", "1"}, {"BSP_SHM_HOSTS", "x,y,x,y"}, {"BSP_VERBOSE", "1"}});
+    EXPECT_EQ(r.out,
+              "allsums1 on process 0: 1\nallsums1 on process 1: 3\nallsums1 on process 2: "
+              "6\nallsums1 on process 3: 10\n");
+    EXPECT_EQ(r.err,
+              "bsp: nprocs=4 transport=shm+udp schedule=latin-square (shared memory between 2 "
+              "processes of this host, 1024 KiB ring per pair; other hosts: udp (protocol "
+              "engine over 1 UDP rail [127.0.0.1], fragment 16384 bytes, packets "
+              "authenticated))\n");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    // A process alone on its host takes part in the set-up and uses UDP only.
+    r = run("primitives", 3, {}, {{"BSP_SHM", "1"}, {"BSP_SHM_HOSTS", "a,b,b"}});
+    EXPECT_EQ(r.out, kPrimitivesOutput);
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+#ifdef BSP_EXCHANGE_PATH
+// 64 KiB per pair through 4 KiB rings: the senders wait for room, nothing is lost (the
+// exchange checks every byte it receives), locally and with an emulated remote host.
+TEST(SharedMemory, RingsFarSmallerThanTheDataLoseNothing) {
+    for (const char *hosts : {"", "a,a,a,b"}) {
+        auto r =
+            run_program({BSP_EXCHANGE_PATH, "-n", "65536", "-r", "3"}, {{"BSP_NPROCS", "4"},
+                                                                        {"BSP_TRANSPORT", "udp"},
+                                                                        {"BSP_SHM", "1"},
+                                                                        {"BSP_SHM_RING", "4k"},
+                                                                        {"BSP_SHM_HOSTS", hosts}});
+        EXPECT_NE(r.out.find("exchange total p=4 bytes=65536 reps=3 schedule=latin: "),
+                  std::string::npos)
+            << r.out;
+        EXPECT_NE(r.out.find(" us/superstep, ok\n"), std::string::npos) << r.out << r.err;
+        EXPECT_EQ(r.err, "");
+        EXPECT_EQ(r.exit_status, 0);
+        expect_clean(r);
+    }
+}
+#endif
+
+// A process killed while its peers wait on the rings: the job ends, and nothing is left
+// in /dev/shm (the rings are memfds that no file system names; they go with the last
+// process that maps them).
+TEST(SharedMemory, AKilledProcessEndsTheJobAndLeavesNoSharedMemoryFile) {
+    const auto before = dev_shm_entries();
+    auto r = run("misuse", 3, {"killed"}, {{"BSP_SHM", "1"}});
+    EXPECT_EQ(r.exit_status, 128 + SIGKILL);
+    EXPECT_EQ(r.out.find("no error detected"), std::string::npos);
+    expect_clean(r);
+    EXPECT_EQ(dev_shm_entries(), before);
+}
+
+TEST_F(UnderBsprun, SharedMemoryWithEveryPrimitive) {
+    auto r = run("primitives", 3, {}, {{"BSP_SHM", "1"}});
+    EXPECT_EQ(sorted_lines(r.out), sorted_lines(kPrimitivesOutput));
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    r = run("primitives", 3, {}, {{"BSP_SHM", "1"}, {"BSP_SHM_HOSTS", "a,b,a"}});
+    EXPECT_EQ(sorted_lines(r.out), sorted_lines(kPrimitivesOutput));
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+#ifdef BSP_EXCHANGE_PATH
+// The UDP transport batches (Documentation/messaging.rst, "Batching over UDP"): 256 KiB per
+// pair leave in sendmmsg calls of UDP_SEGMENT super-datagrams and arrive through recvmmsg,
+// coalesced by UDP_GRO (loopback keeps a super-datagram whole up to the receiving socket),
+// every packet still with its MAC (the exchange checks every byte).
+TEST(Programs, UdpBatchesWithGsoAndGro) {
+    auto r = run_program(
+        {BSP_EXCHANGE_PATH, "-n", "262144", "-r", "2"},
+        {{"BSP_NPROCS", "2"}, {"BSP_TRANSPORT", "udp"}, {"BSP_SHM", "0"}, {"BSP_STATS", "1"}});
+    EXPECT_NE(r.out.find(" us/superstep, ok\n"), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+    for (int p = 0; p < 2; ++p) {
+        const std::string prefix = "bsp: udp stats of process " + std::to_string(p) + ":";
+        const auto at = r.err.find(prefix);
+        ASSERT_NE(at, std::string::npos) << r.err;
+        std::istringstream line(r.err.substr(at + prefix.size(), r.err.find('\n', at) - at));
+        std::map<std::string, long> c;
+        std::string k;
+        long v = 0;
+        while (line >> k >> v)
+            c[k] = v;
+        EXPECT_GT(c["sendmmsg"], 0) << "process " << p;
+        EXPECT_GT(c["tx_gso"], 0) << "process " << p;
+        EXPECT_GT(c["recvmmsg"], 0) << "process " << p;
+        EXPECT_GT(c["rx_gro"], 0) << "process " << p;
+        EXPECT_EQ(c.count("drop_auth"), 0u) << "process " << p;
+    }
+}
+#endif

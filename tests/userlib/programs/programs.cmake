@@ -62,6 +62,11 @@ if(TARGET bsp_probe)
     BSPPROBE_PATH="$<TARGET_FILE:bsp_probe>")
   add_dependencies(userlib_program_tests bsp_probe)
 endif()
+if(TARGET bsp_exchange)
+  target_compile_definitions(userlib_program_tests PRIVATE
+    BSP_EXCHANGE_PATH="$<TARGET_FILE:bsp_exchange>")
+  add_dependencies(userlib_program_tests bsp_exchange)
+endif()
 gtest_discover_tests(userlib_program_tests DISCOVERY_TIMEOUT 30
   PROPERTIES TIMEOUT 120 LABELS threads)
 add_dependencies(threads_tests userlib_program_tests)

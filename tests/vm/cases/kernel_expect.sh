@@ -27,7 +27,7 @@ run()
 	local expect=$1 port=$2 out ready=/tmp/expect.$2
 
 	# DATA of the last message (msg_id COUNT-1, the be32 at offset 48 of
-	# the 72-byte version 2 header), first transmission only
+	# the 72-byte version 3 header), first transmission only
 	in_n1 "$FAULT" rule eth0 0 --offset 48 --mask 0xffffffff --value $((COUNT - 1)) \
 		--count 1 >/dev/null || fail "fault rule"
 	ip netns exec n1 "$PROG" recv "$port" 1 $((port + 1)) "$COUNT" "$expect" >"$ready" 2>&1 &

@@ -34,7 +34,7 @@ import struct
 import sys
 
 ETH_P_BSP = 0x88B5
-VERSION = 2
+VERSION = 3
 T_DATA, T_ACK, T_PROD, T_HELLO = 1, 2, 3, 4
 F_CSUM = 0x0020
 F_AUTH = 0x0200

@@ -102,6 +102,14 @@ struct sockaddr_bsp {
  * module parameter max_chans. Set on a bound socket: EBUSY.
  */
 #define BSP_CHANNELS		9
+/*
+ * BSP_XDP_STATE (set, int): the namespace's XDP pre-filter state map
+ * (struct bsp_xdp_state below), given as a BPF map file descriptor; the
+ * module fills it and keeps it current from then on. -1 gives it back
+ * (the pre-filter then passes every frame). Needs CAP_NET_ADMIN in the
+ * namespace. Namespace-wide: the socket is only the way in (bound or not).
+ */
+#define BSP_XDP_STATE		32
 
 /* Limit of BSP_GROUP members. */
 #define BSP_GROUP_MAX		4096U
@@ -199,6 +207,10 @@ struct bsp_proto_stats {
 	__u64	chan_closes;	/* peers forgotten because they closed */
 	__u64	srtt_max_ns;	/* largest smoothed round trip of a peer */
 	__u64	drops[BSP_PROTO_DROP_SLOTS];	/* by enum bsp_proto_drop */
+	__u64	chans_evicted;	/* idle channels freed (net.bsp.chan_idle_ms) */
+	__u64	evicts_tx;	/* EVICT requests sent */
+	__u64	evicts_kept;	/* EVICT requests the peer refused */
+	__u64	evicts_gone;	/* answers for channels no longer held */
 };
 
 /* ---- control messages at level SOL_BSP ---- */
@@ -337,6 +349,25 @@ enum bsp_drop_reason {
 				 * with one while no key is set)
 				 */
 	__BSP_DROP_MAX,
+};
+
+/*
+ * The XDP pre-filter's state (ebpf/xdp_bsp.bpf.c, tools/bsp-xdp): the one
+ * value of a BPF_MAP_TYPE_ARRAY map (key __u32 0, max_entries 1), created
+ * by user space (its creation fd read-only, BPF_F_RDONLY) and written only
+ * by the module (BSP_XDP_STATE). Every field is written with a single
+ * store, so the program reads each consistently.
+ */
+#define BSP_XDP_MAX_RAILS	8
+#define BSP_XDP_PORT_WORDS	(65536 / 64)
+
+struct bsp_xdp_state {
+	__u32	active;		/* 1 while the module keeps this map */
+	__u32	node_id;	/* net.bsp.node_id */
+	__u32	cluster_id;	/* net.bsp.cluster_id */
+	__u32	reserved;
+	__u32	rail_ifindex[BSP_XDP_MAX_RAILS];	/* 0: no rail */
+	__u64	ports[BSP_XDP_PORT_WORDS];	/* bit p: port p is bound */
 };
 
 #endif /* _UAPI_LINUX_BSP_H */

@@ -1,0 +1,333 @@
+// The shared-memory transport (userlib/src/shm_transport.cpp, shm_ring.hpp): its ring
+// between two threads, the transport between threads standing for the processes of one
+// host (an in-process session), backpressure through rings far smaller than the traffic,
+// and another user's process (nobody) that cannot open the rings.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "launch/session.hpp"
+#include "shm_ring.hpp"
+#include "shm_transport.hpp"
+
+namespace {
+
+using bsp::rt::Received;
+using bsp::rt::ShmSettings;
+using bsp::rt::Transport;
+
+std::byte pattern(int src, int dst, std::size_t msg, std::size_t i) {
+    return static_cast<std::byte>(src * 131 + dst * 31 + msg * 7 + i * 13 + (i >> 8));
+}
+
+std::vector<std::byte> make_message(int src, int dst, std::size_t msg, std::size_t len) {
+    std::vector<std::byte> m(len);
+    for (std::size_t i = 0; i < len; ++i) {
+        m[i] = pattern(src, dst, msg, i);
+    }
+    return m;
+}
+
+// Sizes from 0 to several times the ring, so that messages are cut into chunks, wrap
+// around the ring's end and fill it.
+std::size_t size_of(std::size_t msg) {
+    static const std::size_t sizes[] = {0, 1, 7, 8, 9, 1000, 1016, 1017, 3000, 4096, 10000, 40000};
+    return sizes[msg % std::size(sizes)] + msg % 5;
+}
+
+TEST(ShmRing, EveryMessageArrivesIntactInOrderThroughASmallRing) {
+    constexpr std::size_t kCap = 4096;
+    constexpr std::size_t kMessages = 3000;
+    std::vector<std::uint64_t> mem((bsp::rt::shm::Ring::footprint(kCap) + 7) / 8);
+    bsp::rt::shm::Ring::init(mem.data());
+    bsp::rt::shm::Ring producer(mem.data(), kCap), consumer(mem.data(), kCap);
+    std::thread t([&] {
+        for (std::size_t m = 0; m < kMessages; ++m) {
+            const auto bytes = make_message(0, 1, m, size_of(m));
+            std::size_t off = 0;
+            while (!producer.push(bytes.data(), bytes.size(), &off)) {
+                std::this_thread::yield();
+            }
+            ASSERT_EQ(off, bytes.size());
+        }
+    });
+    std::vector<std::byte> partial;
+    std::vector<std::vector<std::byte>> done;
+    std::size_t got = 0;
+    while (got < kMessages) {
+        done.clear();
+        consumer.pop(partial, done, "the test");
+        for (const auto &d : done) {
+            ASSERT_EQ(d, make_message(0, 1, got, size_of(got))) << "message " << got;
+            ++got;
+        }
+        if (done.empty()) {
+            std::this_thread::yield();
+        }
+    }
+    t.join();
+    EXPECT_TRUE(consumer.empty_for_consumer());
+    EXPECT_TRUE(partial.empty());
+}
+
+TEST(ShmRing, CorruptChunkHeaderIsAnErrorNotAnOutOfBoundsRead) {
+    constexpr std::size_t kCap = 4096;
+    std::vector<std::uint64_t> mem((bsp::rt::shm::Ring::footprint(kCap) + 7) / 8);
+    bsp::rt::shm::Ring::init(mem.data());
+    bsp::rt::shm::Ring ring(mem.data(), kCap);
+    const auto bytes = make_message(0, 1, 0, 100);
+    std::size_t off = 0;
+    ASSERT_TRUE(ring.push(bytes.data(), bytes.size(), &off));
+    // The chunk claims more bytes than the ring holds.
+    auto *data = reinterpret_cast<std::uint32_t *>(reinterpret_cast<std::byte *>(mem.data()) +
+                                                   sizeof(bsp::rt::shm::RingHeader));
+    data[0] = 5000;
+    std::vector<std::byte> partial;
+    std::vector<std::vector<std::byte>> done;
+    try {
+        ring.pop(partial, done, "process 3");
+        FAIL() << "no error";
+    } catch (const std::runtime_error &e) {
+        EXPECT_STREQ(e.what(), "shared-memory ring from process 3 is corrupt");
+    }
+    EXPECT_TRUE(done.empty());
+}
+
+// The processes of one host, as threads: allgather through a shared table.
+class Hub {
+  public:
+    explicit Hub(int n) : n_(n), blobs_(static_cast<std::size_t>(n)) {}
+    std::vector<std::vector<std::byte>> allgather(int pid, std::span<const std::byte> mine) {
+        std::unique_lock l(mu_);
+        const std::uint64_t gen = gen_;
+        blobs_[static_cast<std::size_t>(pid)].assign(mine.begin(), mine.end());
+        if (++arrived_ == n_) {
+            result_ = blobs_;
+            arrived_ = 0;
+            ++gen_;
+            cv_.notify_all();
+        } else {
+            cv_.wait(l, [&] { return gen_ != gen; });
+        }
+        return result_;
+    }
+
+  private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    int n_;
+    int arrived_ = 0;
+    std::uint64_t gen_ = 0;
+    std::vector<std::vector<std::byte>> blobs_, result_;
+};
+
+class ThreadSession : public bsp::launch::Session {
+  public:
+    ThreadSession(Hub &hub, int pid, int nprocs) : hub_(hub), pid_(pid), nprocs_(nprocs) {}
+    int pid() const override { return pid_; }
+    int nprocs() const override { return nprocs_; }
+    std::string_view job_secret() const override { return "0123456789abcdef0123"; }
+    std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
+        return hub_.allgather(pid_, mine);
+    }
+    int control_fd() const override { return -1; }
+    [[noreturn]] void abort(std::string_view) override { std::abort(); }
+    void finish() override {}
+
+  private:
+    Hub &hub_;
+    int pid_, nprocs_;
+};
+
+// Every thread sends kMessages messages to every other before it receives any (send()
+// never blocks: what does not fit in the 4 KiB rings waits in the sender), then receives
+// them all: each exactly once, intact, in order per sender.
+TEST(ShmTransport, EveryMessageExactlyOnceThroughRingsFarSmallerThanTheTraffic) {
+    constexpr int kProcs = 3;
+    constexpr std::size_t kMessages = 300;
+    Hub hub(kProcs);
+    ShmSettings settings;
+    settings.mode = ShmSettings::Mode::On;
+    settings.ring_bytes = 4096;
+    std::vector<std::string> errors(kProcs);
+    std::vector<std::thread> threads;
+    for (int p = 0; p < kProcs; ++p) {
+        threads.emplace_back([&, p] {
+            try {
+                ThreadSession s(hub, p, kProcs);
+                auto t = bsp::rt::open_shm_transport(s, std::vector<bool>(kProcs, true), nullptr,
+                                                     settings);
+                EXPECT_EQ(t->name(), "shm");
+                for (std::size_t m = 0; m < kMessages; ++m) {
+                    for (int d = 0; d < kProcs; ++d) {
+                        if (d != p) {
+                            t->send(d, make_message(p, d, m, size_of(m)), 0);
+                        }
+                    }
+                }
+                std::vector<std::size_t> next(kProcs, 0);
+                for (std::size_t n = 0; n < (kProcs - 1) * kMessages; ++n) {
+                    auto r = t->receive();
+                    ASSERT_TRUE(r.has_value());
+                    ASSERT_TRUE(r->src >= 0 && r->src < kProcs && r->src != p);
+                    auto &k = next[static_cast<std::size_t>(r->src)];
+                    ASSERT_LT(k, kMessages);
+                    ASSERT_EQ(r->bytes, make_message(r->src, p, k, size_of(k)))
+                        << "from " << r->src << " message " << k;
+                    ++k;
+                }
+                t->flush_sends();
+                // Nobody leaves before everybody has everything (the rings are mapped
+                // by the peers until their transports are gone).
+                (void)s.allgather({});
+            } catch (const std::exception &e) {
+                errors[static_cast<std::size_t>(p)] = e.what();
+            }
+        });
+    }
+    for (auto &t : threads) {
+        t.join();
+    }
+    for (int p = 0; p < kProcs; ++p) {
+        EXPECT_EQ(errors[static_cast<std::size_t>(p)], "") << "process " << p;
+    }
+}
+
+// The descriptors of this process that are shared-memory segments of the transport.
+std::vector<int> segment_fds() {
+    std::vector<int> fds;
+    DIR *d = opendir("/proc/self/fd");
+    while (dirent *e = d ? readdir(d) : nullptr) {
+        char target[256] = {};
+        const std::string link = std::string("/proc/self/fd/") + e->d_name;
+        if (readlink(link.c_str(), target, sizeof target - 1) > 0 &&
+            std::strncmp(target, "/memfd:bsp-shm", 14) == 0) {
+            fds.push_back(std::atoi(e->d_name));
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    return fds;
+}
+
+// Another user's process cannot open a job's rings (Documentation/security.rst, "Shared
+// memory transport"): a child that becomes nobody tries every way to the segment and the
+// doorbells of this process and gets EACCES.
+TEST(ShmTransport, AnotherUsersProcessCannotOpenTheRings) {
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "needs root to run a process as nobody";
+    }
+    Hub hub(2);
+    ShmSettings settings;
+    settings.mode = ShmSettings::Mode::On;
+    std::unique_ptr<Transport> t1;
+    std::thread other([&] {
+        ThreadSession s(hub, 1, 2);
+        t1 = bsp::rt::open_shm_transport(s, {true, true}, nullptr, settings);
+    });
+    ThreadSession s0(hub, 0, 2);
+    auto t0 = bsp::rt::open_shm_transport(s0, {true, true}, nullptr, settings);
+    other.join();
+    const auto fds = segment_fds();
+    ASSERT_EQ(fds.size(), 2u);  // one segment per process
+    // Nothing of the transport has a name in /dev/shm.
+    if (DIR *d = opendir("/dev/shm")) {
+        while (dirent *e = readdir(d)) {
+            EXPECT_EQ(std::strstr(e->d_name, "bsp"), nullptr) << e->d_name;
+        }
+        closedir(d);
+    }
+    const pid_t self = getpid();
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) {
+            _exit(2);
+        }
+        int status = 0;
+        for (int fd : fds) {
+            for (int mode : {O_RDONLY, O_RDWR}) {
+                const std::string path =
+                    "/proc/" + std::to_string(self) + "/fd/" + std::to_string(fd);
+                const int f = open(path.c_str(), mode);
+                if (f >= 0 || errno != EACCES) {
+                    status = 1;
+                }
+            }
+        }
+        // Not even the list of descriptors.
+        const std::string dir = "/proc/" + std::to_string(self) + "/fd";
+        if (opendir(dir.c_str()) != nullptr || errno != EACCES) {
+            status = 3;
+        }
+        _exit(status);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(child, &st, 0), child);
+    ASSERT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 0) << "1: a ring opened or another error than EACCES; 2: "
+                                     "cannot become nobody; 3: the descriptors listed";
+    // Both mapped, nothing sent: closing both is clean.
+    t0.reset();
+    t1.reset();
+    EXPECT_TRUE(segment_fds().empty());
+}
+
+TEST(ShmSettings, BadValuesAreClearErrors) {
+    for (const char *v : {"", "yes", "2", " 1"}) {
+        setenv("BSP_SHM", v, 1);
+        try {
+            (void)bsp::rt::shm_settings_from_environment();
+            ADD_FAILURE() << "BSP_SHM=" << v << " accepted";
+        } catch (const std::runtime_error &e) {
+            EXPECT_EQ(std::string(e.what()),
+                      std::string("BSP_SHM=") + v + " is invalid (expected auto, 1 or 0)");
+        }
+    }
+    unsetenv("BSP_SHM");
+    for (const char *v : {"", "1000", "2k", "4096x", "2048", "2048M", "-4096", "0x1000"}) {
+        setenv("BSP_SHM_RING", v, 1);
+        try {
+            (void)bsp::rt::shm_settings_from_environment();
+            ADD_FAILURE() << "BSP_SHM_RING=" << v << " accepted";
+        } catch (const std::runtime_error &e) {
+            EXPECT_EQ(std::string(e.what()),
+                      std::string("BSP_SHM_RING=") + v +
+                          " is invalid (expected a power of two from 4k to 1024M bytes)");
+        }
+    }
+    setenv("BSP_SHM_RING", "64k", 1);
+    EXPECT_EQ(bsp::rt::shm_settings_from_environment().ring_bytes, 65536u);
+    setenv("BSP_SHM_RING", "4096", 1);
+    EXPECT_EQ(bsp::rt::shm_settings_from_environment().ring_bytes, 4096u);
+    unsetenv("BSP_SHM_RING");
+    EXPECT_EQ(bsp::rt::shm_settings_from_environment().ring_bytes, 1u << 20);
+}
+
+TEST(ShmHostIdentity, EmulatedHostsSplitOneHost) {
+    setenv("BSP_SHM_HOSTS", "a,a,b", 1);
+    EXPECT_EQ(bsp::rt::shm_host_identity(0, 3), bsp::rt::shm_host_identity(1, 3));
+    EXPECT_NE(bsp::rt::shm_host_identity(0, 3), bsp::rt::shm_host_identity(2, 3));
+    try {
+        (void)bsp::rt::shm_host_identity(0, 4);
+        ADD_FAILURE() << "accepted 3 names for 4 processes";
+    } catch (const std::runtime_error &e) {
+        EXPECT_STREQ(e.what(), "BSP_SHM_HOSTS=a,a,b names 3 hosts for 4 processes");
+    }
+    unsetenv("BSP_SHM_HOSTS");
+    EXPECT_EQ(bsp::rt::shm_host_identity(0, 3), bsp::rt::shm_host_identity(2, 3));
+}
+
+}  // namespace
