@@ -129,10 +129,7 @@ expect_eq "$(field drop_auth)" 10 "sink: frames dropped as auth"
 # guest provokes, so their number is not fixed
 [ "$(field drop_dup)" -ge 1 ] || fail "sink: the replayed DATA frame was not counted as a duplicate"
 # every refusal of n1's engine is one of the sink's, counted by its reason
-refused=0
-for n in $(grep -o ' drop_[a-z_]*=[0-9]*' <<<"$sink" | cut -d= -f2); do
-	refused=$((refused + n))
-done
+refused=$(grep -o ' drop_[a-z_]*=[0-9]*' <<<"$sink" | awk -F= '{ n += $2 } END { print n + 0 }')
 expect_eq $(($(stat n1 drop_engine) - eng0)) "$refused" "n1: frames refused by the engine"
 log "forged and replayed frames dropped and counted; $COUNT messages exactly once"
 
