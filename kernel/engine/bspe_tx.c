@@ -92,29 +92,33 @@ static int bspe_want_ackreq(struct bspe_ep *ep, struct bspe_chan *ch,
 }
 
 /*
- * Window rule, sender side (WNDREQ in Documentation/protocol.rst). A new
- * packet @seq with which (channel, rail) holds half its window or more
- * asks for an acknowledgment at once if it is at least half a window of
- * numbers after the last request: a one-way stream never waits on a full
- * window for its timeout, and asks at most once per half window, not per
- * packet. The packet after which nothing more is queued for the rail
- * (@tail) asks too if the last request was such a one and within the last
- * window of numbers: the end of such a stream is not left to the timeout
- * either. Below half a window, as in a superstep's exchange, nothing
+ * Window rule, sender side (WNDREQ in Documentation/protocol.rst). What
+ * bounds a (channel, rail) is its window of snd_wnd packets or, when the
+ * channel's message window is full (@full: @seq ends the rail's run of the
+ * newest message and no message can be added), the packets it holds now.
+ * A new packet @seq with which the rail holds half that bound asks for an
+ * acknowledgment at once if it is at least half the bound in numbers after
+ * the last request: a one-way stream never waits on a full window for its
+ * timeout, and asks at most twice per bound, not per packet. The packet
+ * after which nothing more is queued for the rail (@tail) asks too if the
+ * last request was such a one and within the last window of numbers: the
+ * end of such a stream is not left to the timeout either. Below half a
+ * window with room for messages, as in a superstep's exchange, nothing
  * changes. Returns the kind of request (BSPE_WNDREQ_*) or 0.
  */
 static int bspe_want_wndreq(const struct bspe_ep *ep,
-			    const struct bspe_srail *sr, u32 seq, int tail)
+			    const struct bspe_srail *sr, u32 seq, int tail,
+			    int full)
 {
-	u32 half = ep->cfg.snd_wnd / 2;
+	u32 span = sr->snd_nxt - sr->snd_una;
+	u32 half = (full ? span : ep->cfg.snd_wnd) / 2;
 
-	if (tail && sr->wndreq_on == BSPE_WNDREQ_HALF &&
+	if (span >= half && span &&
+	    (!sr->wndreq_on || seq - sr->wndreq_seq >= half))
+		return BSPE_WNDREQ_HALF;
+	if (tail && !full && sr->wndreq_on == BSPE_WNDREQ_HALF &&
 	    seq - sr->wndreq_seq < ep->cfg.snd_wnd)
 		return BSPE_WNDREQ_TAIL;
-	if (sr->snd_nxt - sr->snd_una < half)
-		return 0;
-	if (!sr->wndreq_on || seq - sr->wndreq_seq >= half)
-		return BSPE_WNDREQ_HALF;
 	return 0;
 }
 
@@ -366,7 +370,8 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	flags = fo ? BSPE_F_RETX | BSPE_F_FAILOVER : 0;
 	if (fo)
 		ch->st[rail].retx_failover++;
-	wndreq = bspe_want_wndreq(ep, sr, sr->snd_nxt - 1, tail);
+	wndreq = bspe_want_wndreq(ep, sr, sr->snd_nxt - 1, tail,
+				  tail && ch->mcount >= ep->cfg.msg_wnd);
 	if (wndreq) {
 		flags |= BSPE_F_WNDREQ;
 		sr->wndreq_on = (u8)wndreq;

@@ -414,7 +414,8 @@ TEST(ShmBoard, ManyCallsGiveEveryBlobExactlyAndKeepMessagesSentMeanwhile) {
             } else {
                 ASSERT_EQ(g.blobs.size(), static_cast<std::size_t>(kProcs));
                 for (int q = 0; q < kProcs; ++q) {
-                    ASSERT_EQ(g.blobs[static_cast<std::size_t>(q)], board_blob(q, c, len(q)))
+                    const auto b = g.blobs[static_cast<std::size_t>(q)];
+                    ASSERT_EQ(std::vector<std::byte>(b.begin(), b.end()), board_blob(q, c, len(q)))
                         << "call " << c << " process " << q;
                 }
             }

@@ -680,7 +680,7 @@ BoardGather ShmTransport::board_allgather(std::span<const std::byte> mine) {
             throw std::runtime_error("shared-memory board slot of process " + std::to_string(q) +
                                      " is corrupt");
         } else {
-            g.blobs[static_cast<std::size_t>(q)].assign(b + 8, b + 8 + n);
+            g.blobs[static_cast<std::size_t>(q)] = std::span<const std::byte>(b + 8, n);
         }
     }
     if (g.overflow) {

@@ -236,3 +236,32 @@ TEST(WindowAck, LargeSuperstepMessageAsksTwice) {
     EXPECT_EQ(a.timeouts, 0u);
     EXPECT_EQ(retx(a), 0u);
 }
+
+// The channel's message window, not the packet window, may be what fills: 8-packet messages
+// striped over 2 rails with a window of 16 messages hold at most 64 packets per rail, below
+// half the packet window. The packet that ends the newest message on a rail while the message
+// window is full asks, at most once per half of what the rail holds: the stream never waits
+// for a prod or the timeout (before, the receiver prodded every time the window filled).
+TEST(WindowAck, FullMessageWindowAsks) {
+    bspe_cfg c = test_cfg();
+    c.msg_wnd = 16;
+    Sim sim(net(2, 2), c);
+    StreamLog log;
+    log.attach(sim, 2);
+    stream(sim, 400, 8000);
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    EXPECT_EQ(a.data_tx, 3200u);
+    EXPECT_EQ(a.timeouts, 0u);
+    EXPECT_EQ(retx(a), 0u);
+    EXPECT_EQ(b.prods_tx, 0u);
+    EXPECT_EQ(b.dup_rx, 0u);
+    for (int r = 0; r < 2; r++) {
+        // 64 packets per rail in flight: a request at most every 32 packets, and the end
+        EXPECT_GE(log.req[r].size(), 1600u / 64) << "rail " << r;
+        EXPECT_LE(log.req[r].size(), 1600u / 32 + 1) << "rail " << r;
+        EXPECT_EQ(sim.node(1).stats(0, r).acks_tx, log.req[r].size()) << "rail " << r;
+    }
+    EXPECT_EQ(log.acks_back, log.wndreq);
+}
