@@ -20,7 +20,7 @@ DEPS := build-essential cmake pkg-config git ca-certificates \
 	libgtest-dev libgmock-dev libbenchmark-dev \
 	libbpf-dev bpftool libelf-dev zlib1g-dev libxdp-dev xdp-tools \
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse \
-	flex bison libssl-dev \
+	flex bison libssl-dev dwarves \
 	qemu-system-x86 busybox-static kmod cpio xz-utils \
 	iproute2 iputils-ping procps util-linux ethtool iperf3 python3 bc tshark \
 	openmpi-bin libopenmpi-dev libpmi2-0-dev librsvg2-bin \

@@ -48,10 +48,13 @@ static __always_inline int rule_decides_drop(struct bsp_fault_slot *st, __u32 wo
 }
 
 /*
- * Returns 1 when rule @i drops this frame. A global (not inlined) function is
- * verified once on its own, so the rule loop below stays cheap to verify.
+ * Returns 1 when rule @i drops this frame. Not inlined, to keep the program
+ * small; static, so the verifier checks it in its caller's context and needs
+ * no kernel BTF (a global function's context argument is typed against the
+ * kernel's BTF, which a kernel built without CONFIG_DEBUG_INFO_BTF, such as
+ * the debug kernel of tests/vm/debug-kernel, does not have).
  */
-__noinline int bsp_fault_rule_drops(struct xdp_md *ctx, __u32 i)
+static __noinline int bsp_fault_rule_drops(struct xdp_md *ctx, __u32 i)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;

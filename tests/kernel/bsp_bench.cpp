@@ -94,6 +94,24 @@ int sink(uint16_t port, long count, size_t size) {
     return 0;
 }
 
+// BSP_BENCH_HOLD=FILE: the source sends its last message only once FILE
+// exists (at most 10 minutes), so that a test can act while the transfer is
+// certainly still running, however slow the kernel.
+bool hold_last() {
+    const char *file = std::getenv("BSP_BENCH_HOLD");
+    if (!file || !*file) {
+        return true;
+    }
+    for (int i = 0; i < 60000; ++i) {
+        if (access(file, F_OK) == 0) {
+            return true;
+        }
+        usleep(10000);
+    }
+    std::fprintf(stderr, "BSP_BENCH_HOLD: %s did not appear in 10 minutes\n", file);
+    return false;
+}
+
 int source(uint32_t node, uint16_t port, long count, size_t size, uint64_t pacing) {
     int fd = ktest::bound_socket(0, 0, 32 << 20);
     if (pacing && setsockopt(fd, SOL_BSP, BSP_PACING_RATE, &pacing, sizeof(pacing)) != 0) {
@@ -103,6 +121,9 @@ int source(uint32_t node, uint16_t port, long count, size_t size, uint64_t pacin
     sockaddr_bsp to = ktest::addr(node, port);
     std::vector<uint8_t> m(size, 0x5a);
     for (long i = 0; i < count; ++i) {
+        if (i == count - 1 && !hold_last()) {
+            return 1;
+        }
         if (sendto(fd, m.data(), size, 0, sa(&to), sizeof(to)) != ssize_t(size)) {
             std::fprintf(stderr, "send %ld: %s\n", i, strerror(errno));
             return 1;

@@ -1,7 +1,8 @@
 // The shared-memory transport (userlib/src/shm_transport.cpp, shm_ring.hpp): its ring
 // between two threads, the transport between threads standing for the processes of one
 // host (an in-process session), backpressure through rings far smaller than the traffic,
-// and another user's process (nobody) that cannot open the rings.
+// and another user's process (nobody) that cannot open the rings; the shared board (its
+// allgather over many calls, a process that never arrives, whole supersteps through it).
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -9,8 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -18,6 +21,8 @@
 #include <vector>
 
 #include "launch/session.hpp"
+#include "misuse.hpp"
+#include "runtime.hpp"
 #include "shm_ring.hpp"
 #include "shm_transport.hpp"
 
@@ -134,20 +139,21 @@ class Hub {
 
 class ThreadSession : public bsp::launch::Session {
   public:
-    ThreadSession(Hub &hub, int pid, int nprocs) : hub_(hub), pid_(pid), nprocs_(nprocs) {}
+    ThreadSession(Hub &hub, int pid, int nprocs, int control_fd = -1)
+        : hub_(hub), pid_(pid), nprocs_(nprocs), control_fd_(control_fd) {}
     int pid() const override { return pid_; }
     int nprocs() const override { return nprocs_; }
     std::string_view job_secret() const override { return "0123456789abcdef0123"; }
     std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
         return hub_.allgather(pid_, mine);
     }
-    int control_fd() const override { return -1; }
+    int control_fd() const override { return control_fd_; }
     [[noreturn]] void abort(std::string_view) override { std::abort(); }
     void finish() override {}
 
   private:
     Hub &hub_;
-    int pid_, nprocs_;
+    int pid_, nprocs_, control_fd_;
 };
 
 // Every thread sends kMessages messages to every other before it receives any (send()
@@ -331,3 +337,230 @@ TEST(ShmHostIdentity, EmulatedHostsSplitOneHost) {
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<std::byte> board_blob(int pid, std::size_t call, std::size_t len) {
+    std::vector<std::byte> b(len);
+    for (std::size_t i = 0; i < len; ++i) {
+        b[i] = static_cast<std::byte>(pid * 59 + call * 17 + i * 3);
+    }
+    return b;
+}
+
+// The processes of one host as threads, each with its shared-memory transport (every
+// process local, so the board exists); fn(pid, transport) runs in each. Returns the
+// error of every thread ("" when none).
+std::vector<std::string> on_one_host(
+    int nprocs, const std::function<void(int, ThreadSession &, Transport &)> &fn,
+    std::size_t ring_bytes = std::size_t{1} << 20, int control_fd = -1) {
+    Hub hub(nprocs);
+    ShmSettings settings;
+    settings.mode = ShmSettings::Mode::On;
+    settings.ring_bytes = ring_bytes;
+    std::vector<std::string> errors(static_cast<std::size_t>(nprocs));
+    std::vector<std::thread> threads;
+    for (int p = 0; p < nprocs; ++p) {
+        threads.emplace_back([&, p] {
+            try {
+                ThreadSession s(hub, p, nprocs, control_fd);
+                auto t = bsp::rt::open_shm_transport(s, std::vector<bool>(nprocs, true), nullptr,
+                                                     settings);
+                try {
+                    fn(p, s, *t);
+                } catch (const std::exception &e) {
+                    errors[static_cast<std::size_t>(p)] = e.what();
+                }
+                // The segments stay mapped until every thread is done with them.
+                (void)s.allgather({});
+            } catch (const std::exception &e) {
+                errors[static_cast<std::size_t>(p)] = e.what();
+            }
+        });
+    }
+    for (auto &t : threads) {
+        t.join();
+    }
+    return errors;
+}
+
+}  // namespace
+
+// 3000 calls of the board's allgather by 4 processes: every process gets every blob of
+// each call exactly (lengths 0 to 4000 bytes), every 50th call one process's blob is one
+// byte too large and every process sees the overflow in that same call, and a message
+// sent before a call (received after it) is kept, exactly once and in order.
+TEST(ShmBoard, ManyCallsGiveEveryBlobExactlyAndKeepMessagesSentMeanwhile) {
+    constexpr int kProcs = 4;
+    constexpr std::size_t kCalls = 3000;
+    const auto errors = on_one_host(kProcs, [&](int p, ThreadSession &, Transport &t) {
+        const std::size_t max = t.board_blob_bytes();
+        ASSERT_EQ(max, 4088u);
+        for (std::size_t c = 0; c < kCalls; ++c) {
+            const int dst = (p + 1) % kProcs;
+            t.send(dst, make_message(p, dst, c, c % 100), 0);
+            const bool over = c % 50 == 49;
+            const int big = static_cast<int>(c / 50) % kProcs;
+            auto len = [&](int q) {
+                return over && q == big ? max + 1
+                                        : (c * 131 + static_cast<std::size_t>(q) * 977) % 4001;
+            };
+            const auto g = t.board_allgather(board_blob(p, c, len(p)));
+            ASSERT_EQ(g.overflow, over) << "call " << c;
+            if (over) {
+                ASSERT_TRUE(g.blobs.empty());
+            } else {
+                ASSERT_EQ(g.blobs.size(), static_cast<std::size_t>(kProcs));
+                for (int q = 0; q < kProcs; ++q) {
+                    ASSERT_EQ(g.blobs[static_cast<std::size_t>(q)], board_blob(q, c, len(q)))
+                        << "call " << c << " process " << q;
+                }
+            }
+            const int src = (p + kProcs - 1) % kProcs;
+            auto r = t.receive();
+            ASSERT_TRUE(r.has_value());
+            ASSERT_EQ(r->src, src);
+            ASSERT_EQ(r->bytes, make_message(src, p, c, c % 100)) << "call " << c;
+        }
+        t.flush_sends();
+    });
+    for (int p = 0; p < kProcs; ++p) {
+        EXPECT_EQ(errors[static_cast<std::size_t>(p)], "") << "process " << p;
+    }
+}
+
+// Process 3 never comes to the board (it died): the others wait, asleep, until the launcher
+// tears the job down (its control descriptor becomes readable), then throw TornDown. The
+// control pipe is written only after all three have arrived (the count of arrivals says so).
+TEST(ShmBoard, AProcessThatNeverArrivesEndsTheWaitWithTornDown) {
+    constexpr int kProcs = 4;
+    int control[2];
+    ASSERT_EQ(pipe(control), 0);
+    std::atomic<int> waiting{0};
+    std::thread launcher([&] {
+        while (waiting.load() < kProcs - 1) {
+            std::this_thread::yield();
+        }
+        const char b = 1;
+        ASSERT_EQ(write(control[1], &b, 1), 1);
+    });
+    const auto errors = on_one_host(
+        kProcs,
+        [&](int p, ThreadSession &, Transport &t) {
+            (void)t.board_allgather(board_blob(p, 0, 10));  // everybody arrives once
+            if (p == kProcs - 1) {
+                waiting++;  // as if it died: never arrives again
+                return;
+            }
+            waiting++;
+            (void)t.board_allgather(board_blob(p, 1, 10));
+        },
+        std::size_t{1} << 20, control[0]);
+    launcher.join();
+    close(control[0]);
+    close(control[1]);
+    for (int p = 0; p < kProcs - 1; ++p) {
+        EXPECT_EQ(errors[static_cast<std::size_t>(p)], "job torn down") << "process " << p;
+    }
+    EXPECT_EQ(errors[kProcs - 1], "");
+}
+
+// Whole supersteps of the runtime through the board on 4 processes: 200 supersteps of puts
+// of 8 bytes to 200 KiB (some in the board, some in streams), a get and a BSMP message,
+// every byte checked; a superstep of small puts sends no message at all (barrier, counts
+// and data all went in the board), one of 200 KiB puts only its data units, and a superstep
+// whose registrations do not fit in the board goes by messages (a put: its counts and its
+// unit) and the next one is through the board again.
+TEST(ShmBoard, SuperstepsThroughTheBoardDeliverEveryByteExactlyOnce) {
+    constexpr int kProcs = 4;
+    constexpr std::size_t kMax = 200 << 10;
+    auto value = [](int src, int dst, int step, std::size_t i) {
+        return static_cast<unsigned char>(src * 31 + dst * 7 + step * 13 + i * 5 + (i >> 9));
+    };
+    auto size_at = [](int step, int src) {
+        const std::size_t sizes[] = {8, 128, 1000, 4000, 65536, kMax};
+        return sizes[static_cast<std::size_t>(step + src) % 6];
+    };
+    const auto errors = on_one_host(kProcs, [&](int p, ThreadSession &, Transport &t) {
+        bsp::rt::Runtime r(p, kProcs, &t, bsp::rt::MessagingConfig{});
+        std::vector<unsigned char> in(kProcs * kMax), out(kMax), got(kMax);
+        std::uint64_t word = 0;
+        r.push_reg("bsp_push_reg", in.data(), static_cast<std::int64_t>(in.size()));
+        r.push_reg("bsp_push_reg", &word, sizeof word);
+        r.sync("bsp_sync");
+        for (int step = 0; step < 200; ++step) {
+            const std::size_t n = size_at(step, p);
+            for (int d = 0; d < kProcs; ++d) {
+                if (d == p) {
+                    continue;
+                }
+                for (std::size_t i = 0; i < n; ++i) {
+                    out[i] = value(p, d, step, i);
+                }
+                r.put("bsp_put", d, out.data(), in.data(), static_cast<std::int64_t>(p * kMax),
+                      static_cast<std::int64_t>(n), false);
+            }
+            word = static_cast<std::uint64_t>(step * 1000 + p);
+            const int from = (p + 1) % kProcs;
+            std::uint64_t fetched = 0;
+            r.get("bsp_get", from, &word, 0, &fetched, sizeof fetched);
+            const std::uint64_t msg =
+                static_cast<std::uint64_t>(step) << 8 | static_cast<unsigned>(p);
+            r.send("bsp_send", (p + 2) % kProcs, nullptr, &msg, sizeof msg);
+            r.sync("bsp_sync");
+            ASSERT_EQ(fetched, static_cast<std::uint64_t>(step * 1000 + from)) << "step " << step;
+            for (int s = 0; s < kProcs; ++s) {
+                if (s == p) {
+                    continue;
+                }
+                const std::size_t m = size_at(step, s);
+                for (std::size_t i = 0; i < m; ++i) {
+                    ASSERT_EQ(in[static_cast<std::size_t>(s) * kMax + i], value(s, p, step, i))
+                        << "step " << step << " from " << s << " byte " << i;
+                }
+            }
+            std::int64_t count = 0, bytes = 0;
+            r.qsize(&count, &bytes);
+            ASSERT_EQ(count, 1);
+            std::uint64_t m = 0;
+            r.move("bsp_move", &m, sizeof m);
+            ASSERT_EQ(
+                m, static_cast<std::uint64_t>(step) << 8 | static_cast<unsigned>((p + 2) % kProcs));
+        }
+        // Small puts only: nothing but the board.
+        for (int d = 0; d < kProcs; ++d) {
+            if (d != p) {
+                r.put("bsp_put", d, &word, in.data(), p * 8, 8, false);
+            }
+        }
+        r.sync("bsp_sync");
+        EXPECT_EQ(r.messaging().stats().messages_sent, 0u);
+        // 200 KiB puts: the data units only.
+        for (int d = 0; d < kProcs; ++d) {
+            if (d != p) {
+                r.put("bsp_put", d, out.data(), in.data(), static_cast<std::int64_t>(p * kMax),
+                      static_cast<std::int64_t>(kMax), false);
+            }
+        }
+        r.sync("bsp_sync");
+        EXPECT_EQ(r.messaging().stats().messages_sent, 3u);
+        EXPECT_EQ(r.messaging().stats().units_sent, 3u);
+        // 600 registrations (4,800 bytes of sizes in every summary) do not fit.
+        std::vector<std::uint64_t> areas(600);
+        for (auto &a : areas) {
+            r.push_reg("bsp_push_reg", &a, sizeof a);
+        }
+        r.put("bsp_put", (p + 1) % kProcs, &word, in.data(), p * 8, 8, false);
+        r.sync("bsp_sync");
+        EXPECT_EQ(r.messaging().stats().messages_sent, 2u);  // its counts and one unit
+        EXPECT_EQ(r.messaging().stats().units_sent, 1u);
+        r.put("bsp_put", (p + 1) % kProcs, &word, &areas[599], 0, sizeof word, false);
+        r.sync("bsp_sync");
+        EXPECT_EQ(r.messaging().stats().messages_sent, 0u);
+        EXPECT_EQ(areas[599], static_cast<std::uint64_t>(199 * 1000 + (p + kProcs - 1) % kProcs));
+        r.sync("bsp_end", bsp::rt::SyncKind::End);
+    });
+    for (int p = 0; p < kProcs; ++p) {
+        EXPECT_EQ(errors[static_cast<std::size_t>(p)], "") << "process " << p;
+    }
+}

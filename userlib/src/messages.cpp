@@ -314,7 +314,8 @@ void UnitPacker::open_unit() {
         throw ProtocolError("more than 4294967295 data units to one process in one superstep");
     }
     units_.emplace_back();
-    units_.back().reserve(unit_bytes_);
+    units_.back().reserve(
+        static_cast<std::size_t>(std::min<std::uint64_t>(unit_bytes_, kUnitHeaderBytes + left_)));
     Writer w(units_.back());
     write_header(w, {MsgType::Data, superstep_, static_cast<std::uint32_t>(units_.size() - 1)});
     w.put<std::uint32_t>(0);  // number of units, patched by finish()
@@ -355,6 +356,7 @@ void UnitPacker::add(RecordKind kind, std::uint32_t a, std::uint64_t b,
         write_record_header(w, kind, a, b, data.size(), off, static_cast<std::uint32_t>(len));
         w.bytes(data.subspan(off, len));
         off += len;
+        left_ -= std::min<std::uint64_t>(left_, header + len);
     } while (off < data.size());
 }
 

@@ -148,12 +148,18 @@ class UnitPacker {
     void add(RecordKind kind, std::uint32_t a, std::uint64_t b, std::span<const std::byte> data);
     // Completes the units (each learns the number of units of the stream).
     std::vector<std::vector<std::byte>> finish();
+    // The records to come carry `bytes` bytes of data in `records` records: units reserve
+    // memory for what they will hold, not always unit_bytes (a hint; nothing depends on it).
+    void expect(std::uint64_t bytes, std::uint64_t records) {
+        left_ = bytes + records * kWideRecordHeaderBytes;
+    }
 
   private:
     void open_unit();
     std::uint64_t superstep_;
     std::size_t unit_bytes_;
     bool combine_;
+    std::uint64_t left_ = ~std::uint64_t{0};  // expect()'s bytes still to come
     std::vector<std::vector<std::byte>> units_;
 };
 

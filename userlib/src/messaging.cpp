@@ -303,7 +303,175 @@ void append_slot(std::vector<std::uint32_t> &out, const std::vector<std::uint32_
 
 }  // namespace
 
-BarrierResult Messaging::barrier(std::uint64_t superstep, const Contribution &mine) {
+// The barrier through the transport's shared board (Documentation/messaging.rst, "The
+// barrier on one host"): every process posts its summary, its row of the communication
+// matrix and, when out is given, its counts for every destination; after the board's one
+// allgather every process combines the same p blobs (the result is that of the butterfly)
+// and takes the counts addressed to it, so that exchange() skips the round of counts
+// messages when every process gave them. Puts and sends for a destination travel in the
+// board too, packed in units as in a stream, while the blob has room for them: a
+// superstep whose data all fits is one allgather.
+std::optional<BarrierResult> Messaging::board_barrier(std::uint64_t superstep,
+                                                      const Contribution &mine,
+                                                      const std::vector<Outgoing> *out) {
+    start_superstep(superstep);
+    const auto n = static_cast<std::size_t>(nprocs_);
+    BarrierMsg msg;
+    msg.summary = summarize(static_cast<std::uint32_t>(pid_), mine);
+    msg.counters.assign(n, 0);
+    for (std::size_t j = 0; j < n && j < mine.row.size(); ++j) {
+        msg.counters[j] = j != static_cast<std::size_t>(pid_) && mine.row[j] ? 1 : 0;
+    }
+    std::vector<std::byte> blob;
+    std::vector<bool> inline_out(n, false);
+    {
+        Writer w(blob);
+        const auto b = encode_barrier(superstep, 0, msg);
+        w.put<std::uint32_t>(static_cast<std::uint32_t>(b.size()));
+        w.bytes(b);
+        w.put<std::uint8_t>(out ? 1 : 0);
+        std::vector<std::vector<std::byte>> counts_of(n);
+        std::size_t room = transport_->board_blob_bytes();
+        room = room > blob.size() ? room - blob.size() : 0;
+        for (std::size_t j = 0; out && j < n; ++j) {
+            const Outgoing &o = (*out)[j];
+            if (j != static_cast<std::size_t>(pid_) && !o.empty()) {
+                Counts c;
+                c.data_bytes = o.bytes();
+                c.records = static_cast<std::uint32_t>(o.records.size());
+                c.gets = o.gets;
+                counts_of[j] = encode_counts(superstep, c);
+            }
+            const std::size_t need = 4 + counts_of[j].size() + 4;
+            room = room > need ? room - need : 0;
+        }
+        for (std::size_t j = 0; out && j < n; ++j) {
+            const Outgoing &o = (*out)[j];
+            w.put<std::uint32_t>(static_cast<std::uint32_t>(counts_of[j].size()));
+            w.bytes(counts_of[j]);
+            std::vector<std::vector<std::byte>> units;
+            std::size_t size = 0;
+            if (j != static_cast<std::size_t>(pid_) && !o.records.empty() && o.bytes() < room) {
+                UnitPacker packer(superstep, cfg_.unit_bytes, cfg_.combine);
+                packer.expect(o.bytes(), o.records.size());
+                for (const auto &r : o.records) {
+                    packer.add(r.kind, r.a, r.b, r.data);
+                }
+                units = packer.finish();
+                for (const auto &u : units) {
+                    size += 4 + u.size();
+                }
+            }
+            if (units.empty() || size > room) {
+                w.put<std::uint32_t>(0);
+                continue;
+            }
+            room -= size;
+            inline_out[j] = true;
+            w.put<std::uint32_t>(static_cast<std::uint32_t>(units.size()));
+            for (const auto &u : units) {
+                w.put<std::uint32_t>(static_cast<std::uint32_t>(u.size()));
+                w.bytes(u);
+            }
+        }
+    }
+    const BoardGather g = transport_->board_allgather(blob);
+    if (g.overflow) {
+        return std::nullopt;
+    }
+    if (g.blobs.size() != n) {
+        throw ProtocolError("shared board with a bad number of blobs");
+    }
+    BarrierResult res;
+    std::vector<Counts> counts(n);
+    UnitsBySource inline_in(n);
+    std::uint32_t senders = 0;  // processes whose counts name this one
+    bool all_counts = true;
+    for (std::size_t k = 0; k < n; ++k) {
+        Reader rd(g.blobs[k]);
+        Reader br(rd.bytes(rd.get<std::uint32_t>()));
+        const MsgHeader h = read_header(br);
+        if (h.type != MsgType::Barrier || h.superstep != superstep) {
+            throw ProtocolError("shared board blob of process " + std::to_string(k) +
+                                " is not of this barrier");
+        }
+        BarrierMsg in = decode_barrier(br, n);
+        if (in.counters.size() != n) {
+            throw ProtocolError("barrier message with a bad number of counters");
+        }
+        res.fan_in += in.counters[static_cast<std::size_t>(pid_)];
+        if (k == 0) {
+            res.all = std::move(in.summary);
+        } else {
+            merge_summary(res.all, in.summary);
+        }
+        const bool has = rd.get<std::uint8_t>() != 0;
+        all_counts = all_counts && has;
+        for (std::size_t j = 0; has && j < n; ++j) {
+            const auto len = rd.get<std::uint32_t>();
+            Reader cr(rd.bytes(len));
+            const auto nunits = rd.get<std::uint32_t>();
+            if (nunits > rd.remaining() / 4) {
+                throw ProtocolError("shared board blob of process " + std::to_string(k) +
+                                    " with a bad number of units");
+            }
+            for (std::uint32_t u = 0; u < nunits; ++u) {
+                auto ub = rd.bytes(rd.get<std::uint32_t>());
+                if (j == static_cast<std::size_t>(pid_)) {
+                    inline_in[k].emplace_back(ub.begin(), ub.end());
+                }
+            }
+            if (j != static_cast<std::size_t>(pid_) || (len == 0 && nunits == 0)) {
+                continue;
+            }
+            const MsgHeader ch = read_header(cr);
+            if (ch.type != MsgType::Counts || ch.superstep != superstep ||
+                k == static_cast<std::size_t>(pid_)) {
+                throw ProtocolError("shared board blob of process " + std::to_string(k) +
+                                    " with bad counts");
+            }
+            counts[k] = decode_counts(cr);
+            if (nunits > 0 && counts[k].records == 0) {
+                throw ProtocolError("shared board blob of process " + std::to_string(k) +
+                                    " with units and no records");
+            }
+            PeerStep &p = peers_[k];
+            p.counts = true;
+            p.records = counts[k].records;
+            p.data_bytes = counts[k].data_bytes;
+            ++senders;
+        }
+    }
+    if (res.all.first != 0 || res.all.members != static_cast<std::uint32_t>(nprocs_) ||
+        res.fan_in >= static_cast<std::uint32_t>(nprocs_)) {
+        throw ProtocolError("barrier completed without every contribution");
+    }
+    if (all_counts) {
+        if (senders != res.fan_in) {
+            throw ProtocolError("shared board counts disagree with the fan-in");
+        }
+        counts_seen_ = senders;
+        board_counts_ = std::move(counts);
+        board_counts_step_ = superstep;
+        board_inline_out_ = std::move(inline_out);
+        board_inline_in_ = std::move(inline_in);
+    } else {
+        // Counts go by messages: forget what was read.
+        for (auto &p : peers_) {
+            p = PeerStep{};
+        }
+    }
+    transport_->barrier_completed(superstep);
+    return res;
+}
+
+BarrierResult Messaging::barrier(std::uint64_t superstep, const Contribution &mine,
+                                 const std::vector<Outgoing> *out) {
+    if (transport_ && nprocs_ > 1 && transport_->board_blob_bytes() > 0) {
+        if (auto res = board_barrier(superstep, mine, out)) {
+            return *res;
+        }
+    }
     start_superstep(superstep);
     in_barrier_ = true;
     // Butterfly (recursive doubling) over the largest power of two q <= p: in round r
@@ -426,14 +594,42 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
     if (counts_seen_ > fan_in_) {
         throw ProtocolError("counts from more processes than the barrier announced");
     }
-    const std::vector<Counts> counts = exchange_counts(superstep, b.fan_in, out);
+    std::vector<Counts> counts;
+    std::vector<bool> records_sent(static_cast<std::size_t>(nprocs_), false);
+    UnitsBySource inline_in(static_cast<std::size_t>(nprocs_));
+    if (board_counts_ && board_counts_step_ == superstep) {
+        counts = std::move(*board_counts_);
+        records_sent = std::move(board_inline_out_);
+        inline_in = std::move(board_inline_in_);
+    } else {
+        counts = exchange_counts(superstep, b.fan_in, out);
+    }
+    board_counts_.reset();
+    board_inline_out_.clear();
+    board_inline_in_.clear();
+    // A source whose puts and sends came in the board sends a stream only for our gets.
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        if (!inline_in[k].empty()) {
+            counts[k].records = 0;
+            counts[k].data_bytes = 0;
+        }
+    }
     const std::vector<bool> expect = expect_streams(counts, out);
     // Pacing from the global load, then the data streams in schedule order.
     stats_.pacing_rate =
         pacing_rate(cfg_.schedule, nprocs_, static_cast<int>(b.all.senders), cfg_.link_rate);
     transport_->set_pacing_rate(stats_.pacing_rate);
-    send_streams(superstep, out, counts, serve);
+    send_streams(superstep, out, counts, serve, records_sent);
     UnitsBySource in = receive_streams(superstep, expect);
+    for (std::size_t k = 0; k < in.size(); ++k) {
+        if (!inline_in[k].empty()) {
+            // The board's units first: puts and sends precede the replies in a stream.
+            for (auto &u : in[k]) {
+                inline_in[k].push_back(std::move(u));
+            }
+            in[k] = std::move(inline_in[k]);
+        }
+    }
     transport_->flush_sends();
     exchanging_ = false;
     return in;
@@ -502,16 +698,25 @@ std::vector<bool> Messaging::expect_streams(const std::vector<Counts> &counts,
 // The data streams, in the schedule's destination order: our puts and sends to j, then
 // the replies to j's get requests, packed into units.
 void Messaging::send_streams(std::uint64_t superstep, const std::vector<Outgoing> &out,
-                             const std::vector<Counts> &counts, const GetServer &serve) {
+                             const std::vector<Counts> &counts, const GetServer &serve,
+                             const std::vector<bool> &records_sent) {
     for (int j : destination_order(cfg_.schedule, pid_, nprocs_, superstep, cfg_.seed)) {
         const auto ju = static_cast<std::size_t>(j);
         const Outgoing &o = out[ju];
         const auto &requests = counts[ju].gets;
-        if (o.records.empty() && requests.empty()) {
+        // Puts and sends that went in the shared board are not sent again.
+        const bool records = !o.records.empty() && !(ju < records_sent.size() && records_sent[ju]);
+        if (!records && requests.empty()) {
             continue;
         }
         UnitPacker packer(superstep, cfg_.unit_bytes, cfg_.combine);
-        for (const auto &r : o.records) {
+        std::uint64_t bytes = records ? o.bytes() : 0;
+        for (const auto &g : requests) {
+            bytes += g.nbytes;
+        }
+        packer.expect(bytes, (records ? o.records.size() : 0) + requests.size());
+        for (std::size_t i = 0; records && i < o.records.size(); ++i) {
+            const OutRecord &r = o.records[i];
             packer.add(r.kind, r.a, r.b, r.data);
         }
         for (const auto &g : requests) {

@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <tuple>
@@ -89,8 +90,11 @@ class Messaging {
   public:
     Messaging(int pid, int nprocs, Transport *transport, MessagingConfig cfg);
 
-    // Step 1. mine.row[j] != 0: this process has puts, sends or get requests for j.
-    BarrierResult barrier(std::uint64_t superstep, const Contribution &mine);
+    // Step 1. mine.row[j] != 0: this process has puts, sends or get requests for j. With
+    // out (what exchange() will be given), a transport's shared board (every process on
+    // one host) carries the counts of step 2 too, when every process gives them.
+    BarrierResult barrier(std::uint64_t superstep, const Contribution &mine,
+                          const std::vector<Outgoing> *out = nullptr);
 
     // Steps 2-4, after barrier() returned b. out[j] is what goes to process j (out[pid] is
     // ignored: local operations never reach the transport; !out[j].empty() must be
@@ -112,6 +116,10 @@ class Messaging {
     std::uint64_t stash_bytes() const { return stash_bytes_; }
 
   private:
+    // barrier() through the transport's shared board: nullopt when a process's blob did not
+    // fit (then every process runs the butterfly).
+    std::optional<BarrierResult> board_barrier(std::uint64_t superstep, const Contribution &mine,
+                                               const std::vector<Outgoing> *out);
     // Next message matching (type, superstep, aux, src); others are kept for later.
     Received take(MsgType type, std::uint64_t superstep, std::int64_t aux, int src);
     Received take_any(MsgType type, std::uint64_t superstep);
@@ -133,7 +141,8 @@ class Messaging {
     std::vector<bool> expect_streams(const std::vector<Counts> &counts,
                                      const std::vector<Outgoing> &out);
     void send_streams(std::uint64_t superstep, const std::vector<Outgoing> &out,
-                      const std::vector<Counts> &counts, const GetServer &serve);
+                      const std::vector<Counts> &counts, const GetServer &serve,
+                      const std::vector<bool> &records_sent);
     UnitsBySource receive_streams(std::uint64_t superstep, const std::vector<bool> &expect);
 
     // What one sender may still send in superstep cur_.
@@ -167,6 +176,13 @@ class Messaging {
     std::set<std::pair<int, std::uint32_t>> barrier_from_;  // (sender, round) we receive
     std::set<std::tuple<std::uint64_t, int, std::uint32_t>> barrier_seen_;
     std::vector<PeerStep> peers_;  // per sender
+    // The counts the board carried for superstep board_counts_step_ (exchange() takes them).
+    std::optional<std::vector<Counts>> board_counts_;
+    std::uint64_t board_counts_step_ = 0;
+    // With them: per destination, whether our puts and sends went in the board; per
+    // source, its units of puts and sends for us that came in the board.
+    std::vector<bool> board_inline_out_;
+    UnitsBySource board_inline_in_;
 };
 
 }  // namespace bsp::rt

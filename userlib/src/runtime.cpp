@@ -422,7 +422,24 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         }
     }
 
-    const BarrierResult b = messaging_.barrier(superstep_, mine);
+    // What goes to every other process (hp puts read their source when it is sent).
+    std::vector<Outgoing> out(n);
+    for (std::size_t j = 0; j < n; ++j) {
+        if (j == static_cast<std::size_t>(pid_)) {
+            continue;
+        }
+        DestOps &d = ops_[j];
+        for (auto &b : d.records) {
+            OutRecord r = b.rec;
+            r.data = b.hp_src ? as_bytes(b.hp_src, b.len)
+                              : std::span<const std::byte>(d.arena).subspan(b.arena_off, b.len);
+            out[j].records.push_back(r);
+        }
+        for (const auto &g : d.gets) {
+            out[j].gets.push_back(g.req);
+        }
+    }
+    const BarrierResult b = messaging_.barrier(superstep_, mine, &out);
     validate(call, kind, b.all);
     if (profile_) {
         sp.barrier_done = time();
@@ -444,23 +461,6 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     }
     registry_.commit_pushes(reg);
 
-    // What goes to every other process (hp puts read their source now).
-    std::vector<Outgoing> out(n);
-    for (std::size_t j = 0; j < n; ++j) {
-        if (j == static_cast<std::size_t>(pid_)) {
-            continue;
-        }
-        DestOps &d = ops_[j];
-        for (auto &b : d.records) {
-            OutRecord r = b.rec;
-            r.data = b.hp_src ? as_bytes(b.hp_src, b.len)
-                              : std::span<const std::byte>(d.arena).subspan(b.arena_off, b.len);
-            out[j].records.push_back(r);
-        }
-        for (const auto &g : d.gets) {
-            out[j].gets.push_back(g.req);
-        }
-    }
     const GetServer serve = [this, &sp](int requester, const GetRequest &g) {
         if (profile_ && requester != pid_) {
             sp.out_reply_bytes += g.nbytes;

@@ -16,6 +16,7 @@
 #include <deque>
 #include <fstream>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ constexpr std::size_t kMaxRing = std::size_t{1} << 30;
 // its doorbell: a peer that answers within this costs no system call on its side, and
 // yielding lets a peer that shares our CPU (more processes than CPUs) run meanwhile.
 constexpr auto kSpin = std::chrono::microseconds(200);
+// The shared board (board_allgather): one slot per process and parity of the call, each a
+// u32 length (or kBoardOverflow) and the blob.
+constexpr std::size_t kBoardSlot = 4096;
+constexpr std::size_t kBoardBlob = kBoardSlot - 8;
+constexpr std::uint32_t kBoardOverflow = 0xffffffff;
 
 std::string errno_text(int e) {
     return std::strerror(e);
@@ -53,8 +59,19 @@ struct alignas(shm::kLine) SegHeader {
 };
 static_assert(sizeof(SegHeader) == 2 * shm::kLine);
 
-std::size_t segment_bytes(std::size_t nrings, std::size_t ring) {
-    return sizeof(SegHeader) + nrings * shm::Ring::footprint(ring);
+// The board after the rings, in every segment when every process of the job is local (the
+// one of process 0 is used): the count of arrivals, then 2 x nprocs slots.
+struct alignas(shm::kLine) BoardHeader {
+    std::atomic<std::uint64_t> arrived;  // only grows: call g is complete at (g + 1) nprocs
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+std::size_t board_bytes(std::size_t board_procs) {
+    return board_procs == 0 ? 0 : sizeof(BoardHeader) + 2 * board_procs * kBoardSlot;
+}
+
+std::size_t segment_bytes(std::size_t nrings, std::size_t ring, std::size_t board_procs) {
+    return sizeof(SegHeader) + nrings * shm::Ring::footprint(ring) + board_bytes(board_procs);
 }
 
 std::string read_first_line(const char *path) {
@@ -171,6 +188,8 @@ class ShmTransport final : public Transport {
             remote_->shutdown();
         }
     }
+    std::size_t board_blob_bytes() const override { return board_ ? kBoardBlob : 0; }
+    BoardGather board_allgather(std::span<const std::byte> mine) override;
 
   private:
     struct Out {
@@ -185,6 +204,8 @@ class ShmTransport final : public Transport {
         Fd bell;              // its doorbell pipe, opened read-write
         std::deque<Out> out;  // messages not yet (wholly) in `to`
         std::vector<std::byte> partial;
+        std::string name;            // "process <pid>", for errors
+        std::size_t ring_bytes = 0;  // of its segment
     };
 
     // Index of process `src`'s ring in process `owner`'s segment.
@@ -216,6 +237,15 @@ class ShmTransport final : public Transport {
     std::vector<Peer> peers_;
     std::deque<Received> ready_;
     std::vector<std::vector<std::byte>> done_;  // scratch of progress()
+    // The board (process 0's, when every process is local) and the number of calls made.
+    std::byte *board_ = nullptr;
+    std::uint64_t board_calls_ = 0;
+    BoardHeader *board_header() const { return reinterpret_cast<BoardHeader *>(board_); }
+    std::byte *board_slot(std::uint64_t parity, int pid) const {
+        return board_ + sizeof(BoardHeader) +
+               (parity * static_cast<std::size_t>(nprocs_) + static_cast<std::size_t>(pid)) *
+                   kBoardSlot;
+    }
 };
 
 std::size_t ShmTransport::ring_index(int owner, int src) const {
@@ -248,6 +278,8 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
     }
     Published mine;
     const std::size_t nrings = nlocal_ - 1;
+    // The board exists when every process is local.
+    const std::size_t board_procs = remote_ ? 0 : static_cast<std::size_t>(nprocs_);
     if (nrings > 0) {
         // The segment: a memfd, never named in a file system, mode 0600, sealed to its size.
         const int fd = memfd_create("bsp-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -255,7 +287,7 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
             throw std::runtime_error("shared-memory transport: memfd_create: " + errno_text(errno));
         }
         seg_fd_.reset(fd);
-        const std::size_t len = segment_bytes(nrings, ring_bytes_);
+        const std::size_t len = segment_bytes(nrings, ring_bytes_, board_procs);
         if (fchmod(fd, 0600) != 0 || ftruncate(fd, static_cast<off_t>(len)) != 0 ||
             fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
             throw std::runtime_error("shared-memory transport: cannot size " + std::to_string(len) +
@@ -277,6 +309,10 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
         h->sleeping.store(0, std::memory_order_relaxed);
         for (std::size_t i = 0; i < nrings; ++i) {
             shm::Ring::init(own_.ring(i, ring_bytes_));
+        }
+        if (board_procs > 0) {
+            auto *b = new (own_.ring(nrings, ring_bytes_)) BoardHeader;
+            b->arrived.store(0, std::memory_order_relaxed);
         }
         int pfd[2];
         if (pipe2(pfd, O_NONBLOCK | O_CLOEXEC) != 0) {
@@ -361,7 +397,7 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
         }
         struct stat ss {
         }, bs{};
-        const std::size_t len = segment_bytes(nrings, o.ring_bytes);
+        const std::size_t len = segment_bytes(nrings, o.ring_bytes, board_procs);
         if (fstat(seg.get(), &ss) != 0 || fstat(bell.get(), &bs) != 0 || ss.st_dev != o.seg_dev ||
             ss.st_ino != o.seg_ino || bs.st_dev != o.bell_dev || bs.st_ino != o.bell_ino ||
             static_cast<std::size_t>(ss.st_size) != len) {
@@ -381,9 +417,16 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
                                      " is not what it published");
         }
         peer.local = true;
+        peer.name = who;
+        peer.ring_bytes = o.ring_bytes;
         peer.to = shm::Ring(peer.map.ring(ring_index(p, pid_), o.ring_bytes), o.ring_bytes);
         peer.from = shm::Ring(own_.ring(ring_index(pid_, p), ring_bytes_), ring_bytes_);
         peer.bell.reset(bell.release());
+    }
+    if (board_procs > 0) {
+        board_ =
+            static_cast<std::byte *>(pid_ == 0 ? own_.ring(nrings, ring_bytes_)
+                                               : peers_[0].map.ring(nrings, peers_[0].ring_bytes));
     }
 }
 
@@ -438,7 +481,7 @@ bool ShmTransport::progress() {
         }
         if (!p.from.empty_for_consumer()) {
             done_.clear();
-            p.from.pop(p.partial, done_, "process " + std::to_string(q));
+            p.from.pop(p.partial, done_, p.name);
             for (auto &m : done_) {
                 ready_.push_back(Received{q, std::move(m)});
             }
@@ -550,6 +593,80 @@ std::optional<Received> ShmTransport::receive() {
             return std::nullopt;
         }
     }
+}
+
+// The arrivals count of process 0's board only grows: call g (from 0) is complete when it
+// reaches (g + 1) nprocs. Every process writes its slot of the call's parity before its
+// arrival (a release: the readers' acquire load of the count sees every slot of the call),
+// and nobody writes that parity again before everybody has read it: a process starts call
+// g + 2 only after call g + 1 completed, which every process entered after it returned
+// from call g. The last process to arrive rings the doorbell of every sleeping process;
+// the others wait as receive() does (polling the rings meanwhile, so that what arrives
+// early is kept), and a job torn down (a process died) ends the wait with TornDown.
+BoardGather ShmTransport::board_allgather(std::span<const std::byte> mine) {
+    if (!board_) {
+        throw std::logic_error("shared-memory transport: no board (a process is remote)");
+    }
+    const std::uint64_t call = board_calls_++;
+    const std::uint64_t parity = call % 2;
+    std::byte *slot = board_slot(parity, pid_);
+    const std::uint32_t len =
+        mine.size() <= kBoardBlob ? static_cast<std::uint32_t>(mine.size()) : kBoardOverflow;
+    std::memcpy(slot, &len, sizeof len);
+    if (len != kBoardOverflow && !mine.empty()) {
+        std::memcpy(slot + 8, mine.data(), mine.size());
+    }
+    const std::uint64_t target = (call + 1) * static_cast<std::uint64_t>(nprocs_);
+    auto &arrived = board_header()->arrived;
+    if (arrived.fetch_add(1) + 1 == target) {
+        for (int q = 0; q < nprocs_; ++q) {
+            if (q != pid_) {
+                notify(q);
+            }
+        }
+    } else {
+        auto spin_until = std::chrono::steady_clock::now() + kSpin;
+        while (arrived.load(std::memory_order_acquire) < target) {
+            if (progress()) {
+                spin_until = std::chrono::steady_clock::now() + kSpin;
+            }
+            if (std::chrono::steady_clock::now() < spin_until) {
+                sched_yield();
+                continue;
+            }
+            if (!arm()) {
+                continue;
+            }
+            if (arrived.load() >= target) {
+                disarm();
+                break;
+            }
+            bool torn_down = false;
+            (void)sleep(&torn_down);
+            if (torn_down) {
+                throw TornDown();
+            }
+        }
+    }
+    BoardGather g;
+    g.blobs.resize(static_cast<std::size_t>(nprocs_));
+    for (int q = 0; q < nprocs_; ++q) {
+        const std::byte *b = board_slot(parity, q);
+        std::uint32_t n = 0;
+        std::memcpy(&n, b, sizeof n);
+        if (n == kBoardOverflow) {
+            g.overflow = true;
+        } else if (n > kBoardBlob) {
+            throw std::runtime_error("shared-memory board slot of process " + std::to_string(q) +
+                                     " is corrupt");
+        } else {
+            g.blobs[static_cast<std::size_t>(q)].assign(b + 8, b + 8 + n);
+        }
+    }
+    if (g.overflow) {
+        g.blobs.clear();
+    }
+    return g;
 }
 
 void ShmTransport::flush_sends() {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,12 @@ namespace bsp::rt {
 struct Received {
     int src = -1;
     std::vector<std::byte> bytes;
+};
+
+// What board_allgather() returns to every process of the job alike.
+struct BoardGather {
+    bool overflow = false;                      // a blob was larger than board_blob_bytes()
+    std::vector<std::vector<std::byte>> blobs;  // by pid (empty when overflow)
 };
 
 class Transport {
@@ -72,6 +79,19 @@ class Transport {
     // The barrier waits for a message from src that has not arrived: the transport may prod
     // src for it after a round trip instead of waiting for src's timeout.
     virtual void expect_barrier_message(int src) { expect_from(src, 1, 0); }
+
+    // The shared board (Documentation/messaging.rst, "The barrier on one host"): when every
+    // process of the job is on this host, an allgather of blobs of up to this many bytes
+    // through shared memory; 0 when there is none (the same answer in every process).
+    virtual std::size_t board_blob_bytes() const { return 0; }
+    // Collective, by every process in the same sequence: returns every process's blob of
+    // this call, or overflow for all when any blob exceeds board_blob_bytes(). Waits like
+    // receive() (messages arriving meanwhile are kept for it); throws TornDown when the job
+    // is torn down.
+    virtual BoardGather board_allgather(std::span<const std::byte> mine) {
+        (void)mine;
+        throw std::logic_error(name() + " transport has no shared board");
+    }
 
     // bsp_end: keep answering peers (acknowledgements, retransmissions) from a background
     // thread until shutdown(), while the process waits in the launcher's collective finish.

@@ -28,8 +28,9 @@
  *             function called from invalid context")
  *   odebug    kfree() an object holding an armed timer (debug objects
  *             "ODEBUG: free active"; the fixup deactivates the timer)
- * Lockdep switches itself off after its first report: one lockdep kind per
- * boot.
+ * Lockdep switches itself off after its first report, and after any report
+ * that taints the kernel as lockdep-unreliable (KASAN's does): one lockdep
+ * kind per boot, before any KASAN kind.
  *
  * Every kind leaves the kernel usable: SLUB repairs the red zone, the
  * refcount saturates, WARN_ON only warns, the KASAN/KFENCE reads hit memory
