@@ -95,7 +95,8 @@ Messaging::Messaging(int pid, int nprocs, Transport *transport, MessagingConfig 
 }
 
 void Messaging::finish(std::uint64_t superstep) {
-    if (nprocs_ == 1 || !transport_) {
+    // A job on one host with a shared board has no engine to settle anything.
+    if (nprocs_ == 1 || !transport_ || transport_->board_blob_bytes() > 0) {
         return;
     }
     start_superstep(superstep);
