@@ -23,7 +23,7 @@ digest=()
 record() { # stage passed failed
 	total_pass=$((total_pass + $2))
 	total_fail=$((total_fail + $3))
-	summary+=("$(printf '%-12s %4d passed, %4d failed' "$1" "$2" "$3")")
+	summary+=("$(printf '%-12s %4d passed, %4d failed  (%d s)' "$1" "$2" "$3" $((SECONDS - stage_start)))")
 }
 
 # digest_add TITLE TEXT: keep the last 25 lines of TEXT for the failure digest.
@@ -316,6 +316,7 @@ stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(all)
 if [ "${stages[0]}" = all ]; then stages=(style unit unit-tsan fuzz install slurm vm vm-selftest); fi
 for s in "${stages[@]}"; do
+	stage_start=$SECONDS
 	case $s in
 	style | unit | fuzz | install | slurm | vm) "stage_$s" ;;
 	unit-tsan) stage_unit_tsan ;;

@@ -109,8 +109,13 @@ struct bspe_srail {
 	u8	ackreq_pending;
 	u8	ackreq_clean;	/* ACKREQ packet was a first transmission */
 	u8	probes;		/* unanswered probes */
-	u8	pad[5];
+	u8	wndreq_on;	/* last WNDREQ packet (wndreq_seq): BSPE_WNDREQ_* */
+	u32	wndreq_seq;	/* seq of the last WNDREQ packet */
 };
+
+/* struct bspe_srail.wndreq_on: the last WNDREQ packet's reason */
+#define BSPE_WNDREQ_HALF	1	/* half the window outstanding */
+#define BSPE_WNDREQ_TAIL	2	/* the end of such a stream */
 
 /* Per (channel, rail) receive state. */
 struct bspe_rrail {

@@ -500,6 +500,25 @@ dup:
 	return bspe_drop(st, BSPE_DROP_DUP, -EALREADY);
 }
 
+/*
+ * An explicit ACK answering a WNDREQ packet sent once (Karn's rule) is a
+ * round-trip sample that includes the queues the stream fills: the hole
+ * filling that follows is then not repeated while the resent packet is
+ * still queued behind the window.
+ */
+static void bspe_wndreq_sample(struct bspe_ep *ep, struct bspe_chan *ch,
+			       struct bspe_srail *sr, u32 ack, u64 now)
+{
+	const struct bspe_spkt *p = &sr->ring[sr->wndreq_seq % ep->cfg.snd_wnd];
+
+	if (!sr->wndreq_on || !bspe_seq_lt(sr->wndreq_seq, ack) ||
+	    bspe_seq_lt(sr->wndreq_seq, sr->snd_una) ||
+	    !bspe_seq_lt(sr->wndreq_seq, sr->snd_nxt) ||
+	    p->state != BSPE_SPKT_OUT || p->ntx != 1)
+		return;
+	bspe_rtt_sample(ep, ch, now - p->last_tx);
+}
+
 /* Sender-side effects of the ack fields of a valid packet. */
 static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 			 const struct bspe_pkt *k, u64 now)
@@ -531,6 +550,8 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		   sr->ackreq_pending && sr->ackreq_clean &&
 		   bspe_seq_lt(sr->ackreq_seq, k->ack)) {
 		bspe_rtt_sample(ep, ch, now - sr->ackreq_time);
+	} else if (k->type == BSPE_T_ACK && !(k->flags & BSPE_F_REPLY)) {
+		bspe_wndreq_sample(ep, ch, sr, k->ack, now);
 	}
 	/*
 	 * A receiver out of memory would refuse the hole again: resend only
@@ -812,6 +833,18 @@ int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 		     (k.flags & BSPE_F_SYNC_LAST) == BSPE_F_SYNC_LAST))
 			rr->ack_due = bspe_max64(now + ep->cfg.ack_delay_ns,
 						 1);
+		/*
+		 * Window rule: the sender holds half its window of this
+		 * rail; answered after ack_delay at the latest, whatever the
+		 * n/(2p) count (a packet taken, or a duplicate: the first
+		 * answer may be lost).
+		 */
+		if ((k.flags & BSPE_F_WNDREQ) && (!ret || ret == -EALREADY)) {
+			u64 due = bspe_max64(now + ep->cfg.ack_delay_ns, 1);
+
+			if (!rr->ack_due || rr->ack_due > due)
+				rr->ack_due = due;
+		}
 	} else {
 		bspe_touch(ep, ch, now);
 		bspe_rx_ctrl(ep, ch, &k, now);

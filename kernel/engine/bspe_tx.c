@@ -91,6 +91,37 @@ static int bspe_want_ackreq(struct bspe_ep *ep, struct bspe_chan *ch,
 	return 1;
 }
 
+/*
+ * Window rule, sender side (WNDREQ in Documentation/protocol.rst). What
+ * bounds a (channel, rail) is its window of snd_wnd packets or, when the
+ * channel's message window is full (@full: @seq ends the rail's run of the
+ * newest message and no message can be added), the packets it holds now.
+ * A new packet @seq with which the rail holds half that bound asks for an
+ * acknowledgment at once if it is at least half the bound in numbers after
+ * the last request: a one-way stream never waits on a full window for its
+ * timeout, and asks at most twice per bound, not per packet. The packet
+ * after which nothing more is queued for the rail (@tail) asks too if the
+ * last request was such a one and within the last window of numbers: the
+ * end of such a stream is not left to the timeout either. Below half a
+ * window with room for messages, as in a superstep's exchange, nothing
+ * changes. Returns the kind of request (BSPE_WNDREQ_*) or 0.
+ */
+static int bspe_want_wndreq(const struct bspe_ep *ep,
+			    const struct bspe_srail *sr, u32 seq, int tail,
+			    int full)
+{
+	u32 span = sr->snd_nxt - sr->snd_una;
+	u32 half = (full ? span : ep->cfg.snd_wnd) / 2;
+
+	if (span >= half && span &&
+	    (!sr->wndreq_on || seq - sr->wndreq_seq >= half))
+		return BSPE_WNDREQ_HALF;
+	if (tail && !full && sr->wndreq_on == BSPE_WNDREQ_HALF &&
+	    seq - sr->wndreq_seq < ep->cfg.snd_wnd)
+		return BSPE_WNDREQ_TAIL;
+	return 0;
+}
+
 /* Transmits DATA packet @seq of (@ch, @rail) from its descriptor. */
 static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 			   u32 seq, u16 flags, u64 now)
@@ -245,14 +276,16 @@ void bspe_set_pacing(struct bspe_ep *ep, u64 bytes_per_sec, u64 now)
  * Picks the next fragment to send on live rail @rail: the failover queue
  * first, then the oldest message with an unsent fragment in @rail's run or
  * in the run of a dead rail. Returns 0 and fills @mslot/@frag/@last, or
- * -ENOENT.
+ * -ENOENT. @tail: the fragment ends @rail's run of the channel's newest
+ * message, with no failover entry left: nothing more is queued for @rail.
  */
 static int bspe_pick_frag(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-			  u16 *mslot, u32 *frag, int *last, int *fo)
+			  u16 *mslot, u32 *frag, int *last, int *fo, int *tail)
 {
 	u32 i, r, wnd = ep->cfg.msg_wnd;
 
 	*fo = 0;
+	*tail = 0;
 	if (ch->fo_count) {
 		struct bspe_fofrag *f = &ch->foq[ch->fo_head];
 		struct bspe_smsg *m = &ch->msgs[f->mslot];
@@ -284,6 +317,8 @@ static int bspe_pick_frag(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 			*frag = m->run_next[q]++;
 			*last = (m->flags & BSPE_SEND_LAST) &&
 				m->run_next[q] == m->run_end[q];
+			*tail = q == rail && i + 1 == ch->mcount &&
+				m->run_next[q] == m->run_end[q];
 			return 0;
 		}
 	}
@@ -297,8 +332,8 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	struct bspe_srail *sr = &ch->srail[rail];
 	struct bspe_spkt *p;
 	u32 frag;
-	u16 mslot;
-	int last, fo;
+	u16 mslot, flags;
+	int last, fo, tail, wndreq;
 
 	if (sr->snd_nxt - sr->snd_una >= ep->cfg.snd_wnd)
 		return 0;
@@ -306,7 +341,7 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		ep->budget_blocked = 1;
 		return 0;
 	}
-	if (bspe_pick_frag(ep, ch, rail, &mslot, &frag, &last, &fo))
+	if (bspe_pick_frag(ep, ch, rail, &mslot, &frag, &last, &fo, &tail))
 		return 0;
 	p = &sr->ring[sr->snd_nxt % ep->cfg.snd_wnd];
 	memset(p, 0, sizeof(*p));
@@ -332,10 +367,17 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	sr->outstanding++;
 	ep->outstanding++;
 	sr->snd_nxt++;
+	flags = fo ? BSPE_F_RETX | BSPE_F_FAILOVER : 0;
 	if (fo)
 		ch->st[rail].retx_failover++;
-	bspe_xmit_data(ep, ch, rail, sr->snd_nxt - 1,
-		       fo ? BSPE_F_RETX | BSPE_F_FAILOVER : 0, now);
+	wndreq = bspe_want_wndreq(ep, sr, sr->snd_nxt - 1, tail,
+				  tail && ch->mcount >= ep->cfg.msg_wnd);
+	if (wndreq) {
+		flags |= BSPE_F_WNDREQ;
+		sr->wndreq_on = (u8)wndreq;
+		sr->wndreq_seq = sr->snd_nxt - 1;
+	}
+	bspe_xmit_data(ep, ch, rail, sr->snd_nxt - 1, flags, now);
 	return 1;
 }
 

@@ -32,9 +32,9 @@ local F = {
 	{ 0x0008, "FAILOVER" }, { 0x0010, "SYNC" }, { 0x0020, "CSUM" },
 	{ 0x0040, "PROBE" }, { 0x0080, "REPLY" }, { 0x0100, "CLOSE" },
 	{ 0x0200, "AUTH" }, { 0x0400, "BUSY" }, { 0x0800, "EVICT" },
-	{ 0x1000, "KEEP" },
+	{ 0x1000, "KEEP" }, { 0x2000, "WNDREQ" },
 }
-local F_ALL = 0x1fff
+local F_ALL = 0x3fff
 local F_CSUM, F_AUTH = 0x0020, 0x0200
 -- flags a control packet (ACK/PROD) may carry; DATA must not carry PROBE,
 -- REPLY or CLOSE (protocol.rst, validity rule 3)

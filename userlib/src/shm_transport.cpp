@@ -1,6 +1,7 @@
 #include "shm_transport.hpp"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -41,12 +42,30 @@ constexpr std::size_t kMaxRing = std::size_t{1} << 30;
 constexpr auto kSpin = std::chrono::microseconds(200);
 // The shared board (board_allgather): one slot per process and parity of the call, each a
 // u32 length (or kBoardOverflow) and the blob.
-constexpr std::size_t kBoardSlot = 4096;
+constexpr std::size_t kBoardSlot = 65536;
 constexpr std::size_t kBoardBlob = kBoardSlot - 8;
 constexpr std::uint32_t kBoardOverflow = 0xffffffff;
 
 std::string errno_text(int e) {
     return std::strerror(e);
+}
+
+// The messaging layer allocates and frees its large buffers (put buffers, units, received
+// messages of up to 256 KiB) every superstep. With glibc's default policy those come from
+// mmap or from a heap top that is trimmed as soon as they are freed, so every superstep
+// faults its pages in again and the kernel zeroes them: a fifth of the CPU time of a 512
+// KiB total exchange. Processes that share memory fix the thresholds where glibc's own
+// dynamic policy ends for a program that frees large blocks (mmap from 32 MiB, trim above
+// 64 MiB), unless the user set them (Documentation/decisions.rst, "Heap thresholds of
+// processes that share memory").
+void keep_heap_memory() {
+    for (const char *v : {"GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"}) {
+        if (std::getenv(v)) {
+            return;
+        }
+    }
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 // The start of a process's segment: what peers check after mapping it, and the doorbell.
@@ -276,6 +295,7 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
     if (nlocal_ < static_cast<std::size_t>(nprocs_) && !remote_) {
         throw std::logic_error("shared-memory transport: remote processes and no transport");
     }
+    keep_heap_memory();
     Published mine;
     const std::size_t nrings = nlocal_ - 1;
     // The board exists when every process is local.
@@ -660,7 +680,7 @@ BoardGather ShmTransport::board_allgather(std::span<const std::byte> mine) {
             throw std::runtime_error("shared-memory board slot of process " + std::to_string(q) +
                                      " is corrupt");
         } else {
-            g.blobs[static_cast<std::size_t>(q)].assign(b + 8, b + 8 + n);
+            g.blobs[static_cast<std::size_t>(q)] = std::span<const std::byte>(b + 8, n);
         }
     }
     if (g.overflow) {

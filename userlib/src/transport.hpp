@@ -19,10 +19,12 @@ struct Received {
     std::vector<std::byte> bytes;
 };
 
-// What board_allgather() returns to every process of the job alike.
+// What board_allgather() returns to every process of the job alike. The blobs are read in
+// place: valid until this process's next board_allgather() (a peer may write them again
+// only after that; every read of them is bounds-checked).
 struct BoardGather {
-    bool overflow = false;                      // a blob was larger than board_blob_bytes()
-    std::vector<std::vector<std::byte>> blobs;  // by pid (empty when overflow)
+    bool overflow = false;                          // a blob was larger than board_blob_bytes()
+    std::vector<std::span<const std::byte>> blobs;  // by pid (empty when overflow)
 };
 
 class Transport {

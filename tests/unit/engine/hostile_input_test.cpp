@@ -250,6 +250,10 @@ TEST_F(Hostile, ControlPacketsWithDataFields) {
     refused(q, -EBADMSG, BSPE_DROP_MALFORMED);
     h->flags = htons(BSPE_F_SYNC);
     refused(q, -EBADMSG, BSPE_DROP_FLAGS);
+    h->flags = htons(BSPE_F_WNDREQ);  // a request for the window: DATA only
+    refused(q, -EBADMSG, BSPE_DROP_FLAGS);
+    h->type = BSPE_T_ACK;
+    refused(q, -EBADMSG, BSPE_DROP_FLAGS);
 }
 
 TEST_F(Hostile, ChecksumWrongOrMissing) {

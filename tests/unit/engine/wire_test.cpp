@@ -27,7 +27,8 @@ TEST(Wire, HeaderLayoutIsPinned) {
     EXPECT_EQ(BSPE_F_AUTH, 0x0200);
     EXPECT_EQ(BSPE_F_EVICT, 0x0800);
     EXPECT_EQ(BSPE_F_KEEP, 0x1000);
-    EXPECT_EQ(BSPE_F_ALL, 0x1fff);
+    EXPECT_EQ(BSPE_F_WNDREQ, 0x2000);
+    EXPECT_EQ(BSPE_F_ALL, 0x3fff);
 }
 
 TEST(Wire, HelloRoundTripIsBigEndian) {

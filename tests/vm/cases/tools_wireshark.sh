@@ -38,7 +38,7 @@ frames = [
     hdr(7, 0, 0),                                  # 3 type 7
     hdr(1, 0, 1428)[:40],                          # 4 DATA shorter than 72
     hdr(1, 0, 1428) + b"x" * 100,                  # 5 payload_len beyond the frame
-    hdr(1, 0x2000, 1428) + b"x" * 1428,            # 6 undefined flag
+    hdr(1, 0x4000, 1428) + b"x" * 1428,            # 6 undefined flag
     hdr(2, 0x0002, 0, unit=0, mlen=0),             # 7 LAST on an ACK
     hdr(1, 0, 1000, off=1428, mlen=4000) + b"x" * 1000,  # 8 payload_len != fragment
     hdr(3, 0, 0, unit=0, mlen=0)[:28] + struct.pack("!II", 7000, 0) + hdr(3, 0, 0, unit=0, mlen=0)[36:],  # 9 seq - base > 4096
@@ -60,7 +60,7 @@ expect_eq "$got" "1: 2 byte(s), less than the 4 common bytes
 3: type 7
 4: DATA of 40 bytes (the header is 72)
 5: payload_len 1428, only 100 byte(s) after the header
-6: undefined flags 0x2000
+6: undefined flags 0x4000
 7: flags 0x0002 on ACK
 8: payload_len 1000, the fragment at 1428 of 4000 is 1428
 9: seq more than 4096 beyond base
