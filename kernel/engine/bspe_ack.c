@@ -111,7 +111,7 @@ static void bspe_foq_implicit(struct bspe_ep *ep, struct bspe_chan *ch,
 /*
  * Barrier (SYNC) packets settle one epoch later than the rest: a packet of
  * barrier e carries epoch e - 1 and is settled by evidence of epoch e + 1
- * (Documentation/protocol.rst, "Coarse-grained (implicit) acknowledgement").
+ * (Documentation/protocol.rst, the coarse-grained rule).
  */
 static u32 bspe_sync_lag(const struct bspe_spkt *p)
 {
