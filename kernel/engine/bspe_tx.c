@@ -357,12 +357,17 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		p->flags |= BSPE_SPKT_LAST;
 	if (fo)
 		p->flags |= BSPE_SPKT_FAILOVER;
-	if (!sr->outstanding)
-		sr->progress = now;
+	/*
+	 * A rail that still takes new packets is not stuck: its answers may
+	 * merely queue behind them (a paced or shaped stream asks once per
+	 * half window, which can take longer than the timeout to leave). The
+	 * timeout counts from the last settle or first transmission; a dead
+	 * peer still fails once the window is full.
+	 */
+	sr->progress = now;
 	/* An outstanding packet is a probe deadline: the timer walks it. */
 	bspe_list_add(ep, ch, BSPE_L_TIMER);
-	bspe_chan_due(ep, bspe_max64(sr->outstanding ? sr->progress : now,
-				     sr->probe_time) +
+	bspe_chan_due(ep, bspe_max64(now, sr->probe_time) +
 			  bspe_rto(ep, ch, sr->probes));
 	sr->outstanding++;
 	ep->outstanding++;

@@ -15,12 +15,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
-#include <linux/if_link.h>
-#include <net/if.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-#include <xdp/libxdp.h>
 
 #include <cerrno>
 #include <charconv>
@@ -29,43 +25,26 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bsp_fault.h"
+#include "xdp_attach.hpp"
 #include "xdp_fault.skel.h"
 
 namespace {
 
+using bsp::xdp::errno_text;
+using bsp::xdp::Error;
+using bsp::xdp::Fd;
+
 constexpr const char *kPinRoot = "/sys/fs/bpf/bsp_fault";
 constexpr const char *kProgName = "xdp_bsp_fault";
 
-class Error : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
-
-std::string errno_text(int err) {
-    return std::strerror(err < 0 ? -err : err);
-}
-
-unsigned ifindex_of(const std::string &dev) {
-    unsigned idx = if_nametoindex(dev.c_str());
-    if (idx == 0)
-        throw Error("no such network device: " + dev);
-    return idx;
-}
-
-// Pinned maps are shared by every namespace that mounts this bpffs, while
-// interface indexes are per network namespace: the path names both.
-std::string pin_path(unsigned ifindex) {
-    struct stat st {};
-    if (stat("/proc/self/ns/net", &st) != 0)
-        throw Error("cannot stat /proc/self/ns/net");
-    return std::string(kPinRoot) + "/" + std::to_string(st.st_ino) + "-" + std::to_string(ifindex);
+// The rule map of @ifindex: the path names the namespace and the interface.
+std::string pin_path(int ifindex) {
+    return std::string(kPinRoot) + "/" + bsp::xdp::netns_id() + "-" + std::to_string(ifindex);
 }
 
 std::uint64_t parse_u64(std::string_view what, std::string_view text) {
@@ -91,48 +70,20 @@ std::uint32_t parse_u32(std::string_view what, std::string_view text) {
 struct SkelDeleter {
     void operator()(xdp_fault *s) const { xdp_fault__destroy(s); }
 };
-struct ProgDeleter {
-    void operator()(xdp_program *p) const { xdp_program__close(p); }
-};
-struct MultiDeleter {
-    void operator()(xdp_multiprog *m) const { xdp_multiprog__close(m); }
-};
-
-// "ip netns exec" remounts /sys, which hides bpffs: say so instead of failing to pin.
-void require_bpffs() {
-    constexpr long kBpfFsMagic = 0xcafe4a11;
-    struct statfs fs {};
-    if (statfs("/sys/fs/bpf", &fs) != 0 || fs.f_type != kBpfFsMagic)
-        throw Error(
-            "bpffs is not mounted at /sys/fs/bpf (note: 'ip netns exec' remounts /sys; "
-            "join the namespace with 'nsenter --net=/run/netns/NAME' instead)");
-}
-
-xdp_attach_mode attach_mode(bool skb_mode) {
-    return skb_mode ? XDP_MODE_SKB : XDP_MODE_NATIVE;
-}
 
 void cmd_attach(const std::string &dev, bool skb_mode) {
-    require_bpffs();
-    unsigned ifindex = ifindex_of(dev);
+    bsp::xdp::require_bpffs();
+    int ifindex = bsp::xdp::ifindex_of(dev);
     std::unique_ptr<xdp_fault, SkelDeleter> skel(xdp_fault__open());
     if (!skel)
         throw Error("cannot open the XDP program: " + errno_text(errno));
-    DECLARE_LIBXDP_OPTS(xdp_program_opts, popts, .obj = skel->obj, .prog_name = kProgName);
-    std::unique_ptr<xdp_program, ProgDeleter> prog(xdp_program__create(&popts));
-    if (long perr = libxdp_get_error(prog.get())) {
-        (void)prog.release();
-        throw Error("cannot prepare the XDP program: " + errno_text(static_cast<int>(perr)));
-    }
-    int err = xdp_program__attach(prog.get(), static_cast<int>(ifindex), attach_mode(skb_mode), 0);
-    if (err)
-        throw Error("cannot attach XDP to " + dev + ": " + errno_text(err));
+    bsp::xdp::Program prog = bsp::xdp::attach(skel->obj, kProgName, ifindex, skb_mode);
     mkdir(kPinRoot, 0700);
     std::string path = pin_path(ifindex);
     unlink(path.c_str());
-    err = bpf_map__pin(skel->maps.rules, path.c_str());
+    int err = bpf_map__pin(skel->maps.rules, path.c_str());
     if (err) {
-        xdp_program__detach(prog.get(), static_cast<int>(ifindex), attach_mode(skb_mode), 0);
+        bsp::xdp::undo_attach(prog.get(), ifindex, skb_mode);
         throw Error("cannot pin rule map at " + path + ": " + errno_text(err));
     }
     std::printf("attached to %s (%s mode), rules at %s\n", dev.c_str(), skb_mode ? "skb" : "native",
@@ -140,28 +91,13 @@ void cmd_attach(const std::string &dev, bool skb_mode) {
 }
 
 int open_rules(const std::string &dev) {
-    require_bpffs();
-    std::string path = pin_path(ifindex_of(dev));
+    bsp::xdp::require_bpffs();
+    std::string path = pin_path(bsp::xdp::ifindex_of(dev));
     int fd = bpf_obj_get(path.c_str());
     if (fd < 0)
         throw Error("no fault injector attached to " + dev + " (" + path + ")");
     return fd;
 }
-
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(const Fd &) = delete;
-    Fd &operator=(const Fd &) = delete;
-    ~Fd() {
-        if (fd_ >= 0)
-            close(fd_);
-    }
-    int get() const { return fd_; }
-
-  private:
-    int fd_;
-};
 
 void write_slot(const std::string &dev, std::uint32_t idx, const bsp_fault_rule &rule) {
     if (idx >= BSP_FAULT_MAX_RULES)
@@ -229,32 +165,9 @@ void cmd_stats(const std::string &dev) {
 }
 
 void cmd_detach(const std::string &dev) {
-    require_bpffs();
-    unsigned ifindex = ifindex_of(dev);
-    std::unique_ptr<xdp_multiprog, MultiDeleter> mp(
-        xdp_multiprog__get_from_ifindex(static_cast<int>(ifindex)));
-    if (libxdp_get_error(mp.get())) {
-        (void)mp.release();
-        throw Error("no XDP program on " + dev);
-    }
-    xdp_program *found = nullptr;
-    if (xdp_multiprog__is_legacy(mp.get())) {
-        xdp_program *p = xdp_multiprog__main_prog(mp.get());
-        if (p && std::strcmp(xdp_program__name(p), kProgName) == 0)
-            found = p;
-    } else {
-        for (xdp_program *p = xdp_multiprog__next_prog(nullptr, mp.get()); p;
-             p = xdp_multiprog__next_prog(p, mp.get()))
-            if (std::strcmp(xdp_program__name(p), kProgName) == 0)
-                found = p;
-    }
-    if (!found)
-        throw Error("the fault injector is not attached to " + dev);
-    int err = xdp_program__detach(found, static_cast<int>(ifindex),
-                                  xdp_multiprog__attach_mode(mp.get()), 0);
-    if (err)
-        throw Error("cannot detach XDP from " + dev + ": " + errno_text(err));
-    unlink(pin_path(ifindex).c_str());
+    bsp::xdp::require_bpffs();
+    bsp::xdp::detach(dev, kProgName, "the fault injector");
+    unlink(pin_path(bsp::xdp::ifindex_of(dev)).c_str());
 }
 
 [[noreturn]] void usage() {

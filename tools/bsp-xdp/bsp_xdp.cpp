@@ -13,28 +13,24 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
-#include <linux/if_link.h>
 #include <net/if.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-#include <xdp/libxdp.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <linux/bsp.h>
 
 #include "bsp_xdp.h"
+#include "xdp_attach.hpp"
 #include "xdp_bsp.skel.h"
 
 namespace {
@@ -42,53 +38,13 @@ namespace {
 constexpr const char *kPinRoot = "/sys/fs/bpf/bsp_xdp";
 constexpr const char *kProgName = "xdp_bsp_filter";
 
-class Error : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
+using bsp::xdp::errno_text;
+using bsp::xdp::Error;
+using bsp::xdp::Fd;
 
-std::string errno_text(int err) {
-    return std::strerror(err < 0 ? -err : err);
-}
-
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(const Fd &) = delete;
-    Fd &operator=(const Fd &) = delete;
-    ~Fd() {
-        if (fd_ >= 0)
-            close(fd_);
-    }
-    int get() const { return fd_; }
-
-  private:
-    int fd_;
-};
-
-unsigned ifindex_of(const std::string &dev) {
-    unsigned idx = if_nametoindex(dev.c_str());
-    if (idx == 0)
-        throw Error("no such network device: " + dev);
-    return idx;
-}
-
-void require_bpffs() {
-    constexpr long kBpfFsMagic = 0xcafe4a11;
-    struct statfs fs {};
-    if (statfs("/sys/fs/bpf", &fs) != 0 || fs.f_type != kBpfFsMagic)
-        throw Error(
-            "bpffs is not mounted at /sys/fs/bpf (note: 'ip netns exec' remounts /sys; "
-            "join the namespace with 'nsenter --net=/run/netns/NAME' instead)");
-}
-
-// Pinned maps are shared by every namespace that mounts this bpffs: one directory
-// per network namespace.
+// One directory of pinned maps per network namespace.
 std::string pin_dir() {
-    struct stat st {};
-    if (stat("/proc/self/ns/net", &st) != 0)
-        throw Error("cannot stat /proc/self/ns/net");
-    return std::string(kPinRoot) + "/" + std::to_string(st.st_ino);
+    return std::string(kPinRoot) + "/" + bsp::xdp::netns_id();
 }
 
 int afbsp_family() {
@@ -108,33 +64,9 @@ void set_module_state(int map_fd) {
         throw Error("af_bsp refused the XDP state map: " + errno_text(errno));
 }
 
-struct ProgDeleter {
-    void operator()(xdp_program *p) const { xdp_program__close(p); }
-};
-struct MultiDeleter {
-    void operator()(xdp_multiprog *m) const { xdp_multiprog__close(m); }
-};
 struct SkelDeleter {
     void operator()(xdp_bsp *s) const { xdp_bsp__destroy(s); }
 };
-
-// Is the pre-filter attached to @ifindex (alone or under the dispatcher)?
-bool attached_to(int ifindex) {
-    std::unique_ptr<xdp_multiprog, MultiDeleter> mp(xdp_multiprog__get_from_ifindex(ifindex));
-    if (libxdp_get_error(mp.get())) {
-        (void)mp.release();
-        return false;
-    }
-    if (!xdp_multiprog__is_legacy(mp.get())) {
-        for (xdp_program *p = xdp_multiprog__next_prog(nullptr, mp.get()); p;
-             p = xdp_multiprog__next_prog(p, mp.get()))
-            if (std::strcmp(xdp_program__name(p), kProgName) == 0)
-                return true;
-        return false;
-    }
-    xdp_program *p = xdp_multiprog__main_prog(mp.get());
-    return p && std::strcmp(xdp_program__name(p), kProgName) == 0;
-}
 
 // Number of online CPUs the steering may use (the cpumap's entries 0..n-1).
 unsigned steer_cpus() {
@@ -164,10 +96,10 @@ void configure(const std::string &dir, bool steer) {
 }
 
 void cmd_attach(const std::string &dev, bool skb_mode, bool steer) {
-    require_bpffs();
-    int ifindex = static_cast<int>(ifindex_of(dev));
+    bsp::xdp::require_bpffs();
+    int ifindex = bsp::xdp::ifindex_of(dev);
     afbsp_family();
-    if (attached_to(ifindex))
+    if (bsp::xdp::attached(ifindex, kProgName))
         throw Error("the pre-filter is already attached to " + dev);
     std::string dir = pin_dir();
     mkdir(kPinRoot, 0700);
@@ -178,17 +110,7 @@ void cmd_attach(const std::string &dev, bool skb_mode, bool steer) {
     std::unique_ptr<xdp_bsp, SkelDeleter> skel(xdp_bsp__open_opts(&oopts));
     if (!skel)
         throw Error("cannot open the XDP program: " + errno_text(errno));
-    DECLARE_LIBXDP_OPTS(xdp_program_opts, popts, .obj = skel->obj, .prog_name = kProgName);
-    std::unique_ptr<xdp_program, ProgDeleter> prog(xdp_program__create(&popts));
-    if (libxdp_get_error(prog.get())) {
-        int err = static_cast<int>(libxdp_get_error(prog.get()));
-        (void)prog.release();
-        throw Error("cannot prepare the XDP program: " + errno_text(err));
-    }
-    int err =
-        xdp_program__attach(prog.get(), ifindex, skb_mode ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
-    if (err)
-        throw Error("cannot attach XDP to " + dev + ": " + errno_text(err));
+    bsp::xdp::Program prog = bsp::xdp::attach(skel->obj, kProgName, ifindex, skb_mode);
     try {
         configure(dir, steer);
         Fd state(bpf_obj_get((dir + "/bsp_xdp_state").c_str()));
@@ -196,7 +118,7 @@ void cmd_attach(const std::string &dev, bool skb_mode, bool steer) {
             throw Error("state map missing in " + dir);
         set_module_state(state.get());
     } catch (const Error &) {
-        xdp_program__detach(prog.get(), ifindex, skb_mode ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+        bsp::xdp::undo_attach(prog.get(), ifindex, skb_mode);
         throw;
     }
     unsigned ncpus = steer ? steer_cpus() : 0;
@@ -214,7 +136,7 @@ bool attached_anywhere() {
     if (!list)
         return false;
     for (struct if_nameindex *i = list.get(); i->if_index; i++)
-        if (attached_to(static_cast<int>(i->if_index)))
+        if (bsp::xdp::attached(static_cast<int>(i->if_index), kProgName))
             return true;
     return false;
 }
@@ -227,30 +149,8 @@ void remove_pins(const std::string &dir) {
 }
 
 void cmd_detach(const std::string &dev) {
-    require_bpffs();
-    int ifindex = static_cast<int>(ifindex_of(dev));
-    std::unique_ptr<xdp_multiprog, MultiDeleter> mp(xdp_multiprog__get_from_ifindex(ifindex));
-    if (libxdp_get_error(mp.get())) {
-        (void)mp.release();
-        throw Error("no XDP program on " + dev);
-    }
-    xdp_program *found = nullptr;
-    if (xdp_multiprog__is_legacy(mp.get())) {
-        xdp_program *p = xdp_multiprog__main_prog(mp.get());
-        if (p && std::strcmp(xdp_program__name(p), kProgName) == 0)
-            found = p;
-    } else {
-        for (xdp_program *p = xdp_multiprog__next_prog(nullptr, mp.get()); p;
-             p = xdp_multiprog__next_prog(p, mp.get()))
-            if (std::strcmp(xdp_program__name(p), kProgName) == 0)
-                found = p;
-    }
-    if (!found)
-        throw Error("the pre-filter is not attached to " + dev);
-    int err = xdp_program__detach(found, ifindex, xdp_multiprog__attach_mode(mp.get()), 0);
-    if (err)
-        throw Error("cannot detach the pre-filter from " + dev + ": " + errno_text(err));
-    mp.reset();
+    bsp::xdp::require_bpffs();
+    bsp::xdp::detach(dev, kProgName, "the pre-filter");
     if (!attached_anywhere()) {
         // the last rail: the module gives the state back, the pins go
         try {
@@ -263,7 +163,7 @@ void cmd_detach(const std::string &dev) {
 }
 
 void cmd_stats() {
-    require_bpffs();
+    bsp::xdp::require_bpffs();
     std::string dir = pin_dir();
     Fd counters(bpf_obj_get((dir + "/bsp_xdp_counters").c_str()));
     if (counters.get() < 0)

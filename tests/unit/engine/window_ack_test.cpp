@@ -265,3 +265,28 @@ TEST(WindowAck, FullMessageWindowAsks) {
     }
     EXPECT_EQ(log.acks_back, log.wndreq);
 }
+
+// A paced sender on a slow rail (10 Mb/s, paced at 95 % of it, as the messaging layer paces):
+// half a window of 1000-byte packets takes about 115 ms to leave, longer than the sender's
+// timeout (50 ms), so the answer to a request comes later than that while the rail keeps
+// taking new packets. The timeout counts from the last settle or first transmission: it
+// never fires while the stream flows (before, it fired every time and each probe's answer
+// only told the sender what the next request would have).
+TEST(WindowAck, PacedStreamNoTimeoutWhileSending) {
+    NetCfg n = net(2, 1);
+    n.rail[0].gbps = 0.01;
+    Sim sim(n, test_cfg());
+    bspe_set_pacing(sim.node(0).ep(), 1187500, 0);
+    StreamLog log;
+    log.attach(sim, 1);
+    stream(sim, 8, 100000);
+    ASSERT_TRUE(sim.run_until_idle(1000000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    EXPECT_EQ(a.data_tx, 800u);
+    EXPECT_EQ(a.timeouts, 0u);
+    EXPECT_EQ(a.probes_tx, 0u);
+    EXPECT_EQ(retx(a), 0u);
+    EXPECT_EQ(b.dup_rx, 0u);
+    EXPECT_EQ(b.acks_tx, log.wndreq);
+}
