@@ -133,6 +133,13 @@ stage_style() {
 		echo "(full log: $build/clang-tidy.log)"; fail=$((fail + 1))
 	fi
 
+	banner "style: reStructuredText of Documentation/ (docutils)"
+	if python3 tests/style/rst_lint.py Documentation/*.rst; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+
 	banner "style: clang-format --dry-run --Werror on C++"
 	mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cc' 'userlib/include/*.h')
 	if [ ${#files[@]} -eq 0 ] || clang-format --dry-run --Werror "${files[@]}"; then

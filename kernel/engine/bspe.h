@@ -594,7 +594,7 @@ int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now);
 
 /* bspe_send() flags */
 #define BSPE_SEND_LAST		0x01	/* last message to this peer in superstep */
-#define BSPE_SEND_SYNC		0x02	/* barrier traffic (no implicit ack) */
+#define BSPE_SEND_SYNC		0x02	/* barrier traffic (implicit ack one epoch later) */
 
 /**
  * bspe_send() - submit a message

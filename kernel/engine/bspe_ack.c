@@ -96,7 +96,7 @@ static void bspe_foq_implicit(struct bspe_ep *ep, struct bspe_chan *ch,
 		struct bspe_fofrag f = ch->foq[(ch->fo_head + i) % size];
 		struct bspe_smsg *m = &ch->msgs[f.mslot];
 
-		if (m->epoch < epoch && !(m->flags & BSPE_SEND_SYNC)) {
+		if (m->epoch < epoch - ((m->flags & BSPE_SEND_SYNC) ? 1 : 0)) {
 			ch->st[0].acked_implicit++;
 			bspe_msg_settle(ep, ch, f.mslot, now);
 			continue;
@@ -106,6 +106,16 @@ static void bspe_foq_implicit(struct bspe_ep *ep, struct bspe_chan *ch,
 	}
 	ep->fo_total -= n - kept;
 	ch->fo_count = kept;
+}
+
+/*
+ * Barrier (SYNC) packets settle one epoch later than the rest: a packet of
+ * barrier e carries epoch e - 1 and is settled by evidence of epoch e + 1
+ * (Documentation/protocol.rst, the coarse-grained rule).
+ */
+static u32 bspe_sync_lag(const struct bspe_spkt *p)
+{
+	return (p->flags & BSPE_SPKT_SYNC) ? 1 : 0;
 }
 
 /*
@@ -136,8 +146,7 @@ void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
 					&sr->ring[s % ep->cfg.snd_wnd];
 
 				if (p->state != BSPE_SPKT_OUT ||
-				    p->epoch >= epoch ||
-				    (p->flags & BSPE_SPKT_SYNC))
+				    p->epoch >= epoch - bspe_sync_lag(p))
 					continue;
 				ch->st[r].acked_implicit++;
 				bspe_spkt_settle(ep, ch, sr, p, now);

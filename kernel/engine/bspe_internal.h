@@ -41,7 +41,7 @@ enum bspe_cause {
 #define BSPE_SPKT_OUT		1
 
 /* struct bspe_spkt.flags */
-#define BSPE_SPKT_SYNC		0x01	/* barrier traffic: no implicit ack */
+#define BSPE_SPKT_SYNC		0x01	/* barrier traffic: implicit ack one epoch later */
 #define BSPE_SPKT_LAST		0x02	/* carries LAST|ACKREQ */
 #define BSPE_SPKT_FAILOVER	0x04	/* sent on this rail by failover */
 

@@ -30,6 +30,7 @@ struct bspe_pkt {
 	u8	ack_rail;
 };
 
+#define BSPE_F_SYNC_LAST	(BSPE_F_SYNC | BSPE_F_LAST)
 #define BSPE_F_CTRL_OK	(BSPE_F_ACKREQ | BSPE_F_CSUM | BSPE_F_PROBE | \
 			 BSPE_F_REPLY | BSPE_F_CLOSE | BSPE_F_BUSY | \
 			 BSPE_F_AUTH | BSPE_F_EVICT | BSPE_F_KEEP)
@@ -822,8 +823,14 @@ int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 				   NULL : (const u8 *)pkt + BSPE_HDR_LEN, now);
 		if (!ret)
 			bspe_touch(ep, ch, now);
+		/*
+		 * A barrier message sent as the last to this peer (the end
+		 * of a job, Documentation/protocol.rst) is acknowledged
+		 * whatever the threshold: nothing else will.
+		 */
 		if (rr->ack_wanted && !rr->ack_due &&
-		    rr->since_ack >= ep->ack_thresh)
+		    (rr->since_ack >= ep->ack_thresh ||
+		     (k.flags & BSPE_F_SYNC_LAST) == BSPE_F_SYNC_LAST))
 			rr->ack_due = bspe_max64(now + ep->cfg.ack_delay_ns,
 						 1);
 		/*

@@ -36,7 +36,7 @@ enum bspe_type {
 #define BSPE_F_LAST	0x0002	/* last packet to this destination in the superstep */
 #define BSPE_F_RETX	0x0004	/* retransmission (any cause) */
 #define BSPE_F_FAILOVER	0x0008	/* resent on another rail after a rail failure */
-#define BSPE_F_SYNC	0x0010	/* barrier traffic: never acknowledged implicitly */
+#define BSPE_F_SYNC	0x0010	/* barrier traffic: implicit ack one epoch later */
 #define BSPE_F_CSUM	0x0020	/* csum is valid and must be verified */
 #define BSPE_F_PROBE	0x0040	/* ACK sent by a sender timeout: answer regardless of n/(2p) */
 #define BSPE_F_REPLY	0x0080	/* ACK answering a PROD or PROBE */

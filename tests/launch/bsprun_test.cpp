@@ -533,72 +533,58 @@ TEST(Bsprun, RendezvousRefusesLargeFramesBeforeTheHello) {
     EXPECT_LE(f.attacked.max_rss_kib, f.baseline.max_rss_kib + 16 * 1024);
 }
 
+// A flood of 70 connections that never say hello, held idle for 1.5 s before the job's
+// processes join (a spinning accept loop would burn that time on a CPU), with bsprun
+// limited to @fds descriptors. Checks what both such floods must show: the job runs as
+// without the attack, all 70 are refused, the memory and CPU of a quiet job.
+Flood idle_flood(int fds) {
+    std::vector<bsp::launch::UniqueFd> held;
+    Flood f = run_under_attack(
+        [&held](int port) {
+            held.clear();
+            for (int i = 0; i < 70; ++i) {
+                held.push_back(connect_port(port));
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        },
+        fds);
+    held.clear();
+    std::printf(
+        "70 idle connections, %d descriptors: bsprun peak RSS %ld KiB (without attack %ld "
+        "KiB), CPU %ld ms (without attack %ld ms)\n",
+        fds, f.attacked.max_rss_kib, f.baseline.max_rss_kib, f.attacked.cpu_ms, f.baseline.cpu_ms);
+    for (const Result *r : {&f.baseline, &f.attacked}) {
+        expect_clean(*r);
+        EXPECT_EQ(r->status, 0) << r->err;
+        EXPECT_EQ(sorted_lines(r->out), gather_lines(2, 3));
+    }
+    EXPECT_EQ(f.baseline.err, kProbedOnce);
+    EXPECT_LE(f.attacked.max_rss_kib, f.baseline.max_rss_kib + 16 * 1024);
+    // 1.5 s of idle attack: a spinning accept loop would add about that much CPU time.
+    EXPECT_LE(f.attacked.cpu_ms, f.baseline.cpu_ms + 500);
+    return f;
+}
+
 // 70 connections that never say hello, under a limit of 64 descriptors (issue: 92% CPU,
 // the job's processes failed). At most 32 wait at once (the oldest makes room for a new
 // one), out of descriptors accept() backs off instead of spinning: the job completes, all
 // 70 are refused, bsprun's CPU time stays that of a quiet job.
 TEST(Bsprun, RendezvousSurvivesIdleConnectionsUnderADescriptorLimit) {
-    std::vector<bsp::launch::UniqueFd> held;
-    Flood f = run_under_attack(
-        [&held](int port) {
-            held.clear();
-            for (int i = 0; i < 70; ++i) {
-                held.push_back(connect_port(port));
-            }
-            // Idle for a while before the processes join (a spinning accept loop would burn
-            // this time on a CPU).
-            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-        },
-        64);
-    held.clear();
-    std::printf(
-        "70 idle connections: bsprun peak RSS %ld KiB (without attack %ld KiB), CPU "
-        "%ld ms (without attack %ld ms)\n",
-        f.attacked.max_rss_kib, f.baseline.max_rss_kib, f.attacked.cpu_ms, f.baseline.cpu_ms);
-    for (const Result *r : {&f.baseline, &f.attacked}) {
-        expect_clean(*r);
-        EXPECT_EQ(r->status, 0) << r->err;
-        EXPECT_EQ(sorted_lines(r->out), gather_lines(2, 3));
-    }
-    EXPECT_EQ(f.baseline.err, kProbedOnce);
+    Flood f = idle_flood(64);
     EXPECT_EQ(f.attacked.err,
               "bsprun: refused a control connection that is not from this job (closed to make "
               "room: at most 32 connections may wait for their hello)\n"
               "bsprun: refused 69 more control connections that are not from this job\n");
-    EXPECT_LE(f.attacked.max_rss_kib, f.baseline.max_rss_kib + 16 * 1024);
-    // 1.5 s of idle attack: a spinning accept loop would add about that much CPU time.
-    EXPECT_LE(f.attacked.cpu_ms, f.baseline.cpu_ms + 500);
 }
 
 // The same with only 20 descriptors: accept() fails with EMFILE long before 32 strangers
 // wait; each time the oldest stranger makes room. The job completes, all 70 are refused.
 TEST(Bsprun, RendezvousMakesRoomWhenOutOfDescriptors) {
-    std::vector<bsp::launch::UniqueFd> held;
-    Flood f = run_under_attack(
-        [&held](int port) {
-            held.clear();
-            for (int i = 0; i < 70; ++i) {
-                held.push_back(connect_port(port));
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-        },
-        20);
-    held.clear();
-    std::printf(
-        "70 idle connections, 20 descriptors: bsprun peak RSS %ld KiB (without attack "
-        "%ld KiB), CPU %ld ms (without attack %ld ms)\n",
-        f.attacked.max_rss_kib, f.baseline.max_rss_kib, f.attacked.cpu_ms, f.baseline.cpu_ms);
-    for (const Result *r : {&f.baseline, &f.attacked}) {
-        expect_clean(*r);
-        EXPECT_EQ(r->status, 0) << r->err;
-        EXPECT_EQ(sorted_lines(r->out), gather_lines(2, 3));
-    }
-    EXPECT_EQ(f.baseline.err, kProbedOnce);
+    Flood f = idle_flood(20);
     EXPECT_EQ(f.attacked.err,
               "bsprun: refused a control connection that is not from this job (closed to make "
               "room: out of file descriptors)\n"
               "bsprun: refused 69 more control connections that are not from this job\n");
-    EXPECT_LE(f.attacked.cpu_ms, f.baseline.cpu_ms + 500);
 }
 
 TEST(Bsprun, TimeLimitEndsTheJob) {

@@ -72,6 +72,30 @@ int MsgLayerRun::barrier_rounds(int p) {
     return l + (q < p ? 2 : 0);
 }
 
+int MsgLayerRun::end_parent(int i, int p) {
+    int q = 1;
+    while (q * 2 <= p)
+        q *= 2;
+    if (i >= q)
+        return i - q;
+    return i == 0 ? -1 : (i & (i - 1));
+}
+
+std::vector<int> MsgLayerRun::end_children(int i, int p) {
+    int q = 1;
+    while (q * 2 <= p)
+        q *= 2;
+    std::vector<int> c;
+    if (i >= q)
+        return c;
+    int low = i == 0 ? q : (i & -i);
+    for (int d = 1; d < low; d *= 2)
+        c.push_back(i + d);
+    if (i + q < p)
+        c.push_back(i + q);
+    return c;
+}
+
 MsgLayerRun::MsgLayerRun(Sim &sim, MsgPattern pat, int supersteps, uint64_t link_rate,
                          uint32_t unit_bytes)
     : sim_(sim),
@@ -183,6 +207,12 @@ void MsgLayerRun::on_deliver(Node &n, const Delivered &d) {
         case 'B':
             step.barrier[static_cast<int>(aux & 0xff)] = aux >> 8;
             break;
+        case 'U':
+            step.ups++;
+            break;
+        case 'W':
+            step.down = true;
+            break;
         case 'C':
             step.counts++;
             step.units_expected += aux;
@@ -204,6 +234,14 @@ void MsgLayerRun::progress(int i) {
     for (;;) {
         if (pr.phase == 3)
             return;
+        if (pr.phase == 4) {
+            if (end_progress(i)) {
+                pr.phase = 3;
+                pr.steps.clear();
+                finished_++;
+            }
+            return;
+        }
         Step &step = pr.steps[pr.s];
         if (pr.phase == 0) {
             // The message of the round we wait for: round 0 from i + q, rounds 1..log2 q from
@@ -231,9 +269,14 @@ void MsgLayerRun::progress(int i) {
             sim_.timed(
                 [&] { bspe_superstep_done(node.ep(), static_cast<uint32_t>(pr.s), sim_.now()); });
             if (pr.s > supersteps_) {
-                pr.phase = 3;
-                pr.steps.clear();
-                finished_++;
+                // the end of the job
+                pr.phase = 4;
+                pr.s++;
+                if (end_progress(i)) {
+                    pr.phase = 3;
+                    pr.steps.clear();
+                    finished_++;
+                }
                 return;
             }
             pr.phase = 1;
@@ -283,6 +326,34 @@ void MsgLayerRun::progress(int i) {
             ends_[static_cast<size_t>(s)] = sim_.now();
         start_barrier(i, s + 1);
     }
+}
+
+// The end of the job (msg_layer.hpp): report to the parent once every child reported; the
+// root, once every child reported, and every other process, once its parent's broadcast came,
+// completes (superstep_done of the step after the last barrier) and tells its children.
+bool MsgLayerRun::end_progress(int i) {
+    Proc &pr = st_[static_cast<size_t>(i)];
+    Step &step = pr.steps[pr.s];
+    int p = sim_.nodes();
+    std::vector<int> children = end_children(i, p);
+    int parent = end_parent(i, p);
+    const uint32_t flags = BSPE_SEND_SYNC | BSPE_SEND_LAST;
+    if (step.ups < static_cast<int>(children.size()))
+        return false;
+    if (parent >= 0 && pr.round != -1) {
+        pr.round = -1;  // reported
+        send(i, parent, 'U', pr.s, 0, kMsgHeader, flags);
+        stats_.end_msgs++;
+    }
+    if (parent >= 0 && !step.down)
+        return false;
+    Node &node = sim_.node(i);
+    sim_.timed([&] { bspe_superstep_done(node.ep(), static_cast<uint32_t>(pr.s), sim_.now()); });
+    for (int c : children) {
+        send(i, c, 'W', pr.s, 0, kMsgHeader, flags);
+        stats_.end_msgs++;
+    }
+    return true;
 }
 
 bool MsgLayerRun::run(uint64_t horizon) {

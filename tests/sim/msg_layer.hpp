@@ -15,6 +15,12 @@
 //      square), one put record per destination repackaged into units of at most unit_bytes,
 //      the last unit to a destination with BSPE_SEND_LAST;
 //   4. when every expected unit arrived, the barrier of s + 1.
+// After the last barrier (bsp_end), the end of the job (messaging.cpp's Messaging::finish): a
+// gather and broadcast of header-only messages up and down a tree whose edges are butterfly
+// channels (end_parent, end_children), every message sent with BSPE_SEND_SYNC |
+// BSPE_SEND_LAST (acknowledged at once by its receiver), and bspe_superstep_done(supersteps +
+// 2) when the broadcast reached the process: every process completed the last barrier, which
+// settles its messages.
 // The work of the runner per event is O(1) (counters per superstep), except a process's own
 // sends (O(its destinations)); the fan-ins are computed once (O(pairs)).
 #pragma once
@@ -47,7 +53,8 @@ MsgPattern msg_sparse(uint32_t h, int fan);
 struct MsgLayerStats {
     uint64_t barrier_bytes = 0, count_bytes = 0, data_bytes = 0;  // messaging-layer bytes sent
     uint64_t barrier_msgs = 0, count_msgs = 0, data_units = 0;
-    uint64_t payload = 0;  // put bytes (h summed over processes and supersteps)
+    uint64_t end_msgs = 0;  // messages of the end of the job (up and down the tree)
+    uint64_t payload = 0;   // put bytes (h summed over processes and supersteps)
 };
 
 class MsgLayerRun {
@@ -65,6 +72,11 @@ class MsgLayerRun {
     const MsgLayerStats &stats() const { return stats_; }
     // Barrier rounds of one process per superstep (log2 q, plus 2 if p is no power of two).
     static int barrier_rounds(int p);
+    // The tree of the end of the job: process i's parent (-1: the root, process 0) and
+    // children. For i >= q the parent is i - q (the fold-in partner); for i < q the binomial
+    // tree over q (parent: i without its lowest set bit), plus the child i + q if any.
+    static int end_parent(int i, int p);
+    static std::vector<int> end_children(int i, int p);
 
   private:
     struct Step {                         // what process i received of superstep s
@@ -73,10 +85,12 @@ class MsgLayerRun {
         uint64_t units_expected = 0;      // units announced by them
         uint64_t units = 0;               // data units received
         std::map<int, std::pair<uint32_t, uint32_t>> from;  // sender -> (announced, arrived)
+        int ups = 0;        // end of the job: children that reported
+        bool down = false;  // end of the job: the parent's broadcast arrived
     };
     struct Proc {
         int s = 0;           // current superstep (barrier s or data of s)
-        int phase = 0;       // 0 barrier, 1 counts, 2 data, 3 done
+        int phase = 0;       // 0 barrier, 1 counts, 2 data, 3 done, 4 end of the job
         int round = 0;       // barrier: the round whose message we wait for
         uint32_t known = 1;  // barrier: contributions known
         std::map<int, Step> steps;
@@ -87,6 +101,7 @@ class MsgLayerRun {
     void expect_round(int i);
     void barrier_send(int i, int to, int round);
     void progress(int i);
+    bool end_progress(int i);  // phase 4; true when the process is done
     void on_deliver(Node &n, const Delivered &d);
     void send(int src, int dst, char tag, int s, uint32_t aux, uint32_t len, uint32_t flags);
 

@@ -33,6 +33,35 @@ struct Butterfly {
     std::uint32_t last_round() const { return rounds + 1; }
 };
 
+// The tree of finish(): process i's parent (-1: the root, process 0) and children. Every edge
+// is a butterfly channel: for i >= q the parent is i - q (the fold-in partner); for i < q the
+// binomial tree over q (the parent is i without its lowest set bit), plus the child i + q.
+int end_parent(int i, int q) {
+    if (i >= q) {
+        return i - q;
+    }
+    return i == 0 ? -1 : (i & (i - 1));
+}
+
+std::vector<int> end_children(int i, int q, int nprocs) {
+    std::vector<int> c;
+    if (i >= q) {
+        return c;
+    }
+    const int low = i == 0 ? q : (i & -i);
+    for (int d = 1; d < low; d *= 2) {
+        c.push_back(i + d);
+    }
+    if (i + q < nprocs) {
+        c.push_back(i + q);
+    }
+    return c;
+}
+
+// Rounds of finish()'s messages (the header's aux), beyond any butterfly round.
+constexpr std::uint32_t kEndUp = 0xfffffffeU;
+constexpr std::uint32_t kEndDown = 0xffffffffU;
+
 // The smallest unit a process may use (BSP_UNIT_BYTES, Documentation/bsplib.rst).
 constexpr std::uint64_t kSmallestUnitBytes = 256;
 
@@ -56,7 +85,55 @@ Messaging::Messaging(int pid, int nprocs, Transport *transport, MessagingConfig 
             barrier_from_.insert({pid_ ^ d, round});
         }
     }
+    for (int c : end_children(pid_, b.q, nprocs_)) {
+        barrier_from_.insert({c, kEndUp});
+    }
+    if (const int parent = end_parent(pid_, b.q); parent >= 0 && nprocs_ > 1) {
+        barrier_from_.insert({parent, kEndDown});
+    }
     peers_.resize(static_cast<std::size_t>(nprocs_));
+}
+
+void Messaging::finish(std::uint64_t superstep) {
+    // A job on one host with a shared board has no engine to settle anything.
+    if (nprocs_ == 1 || !transport_ || transport_->board_blob_bytes() > 0) {
+        return;
+    }
+    start_superstep(superstep);
+    in_barrier_ = true;
+    const Butterfly b(nprocs_);
+    const int parent = end_parent(pid_, b.q);
+    const std::vector<int> children = end_children(pid_, b.q, nprocs_);
+    // Acknowledged at once by the receiver: no later traffic would (Documentation/protocol.rst).
+    const unsigned flags = Transport::kSync | Transport::kLast;
+    auto message = [&](std::uint32_t round) {
+        std::vector<std::byte> out;
+        Writer w(out);
+        write_header(w, {MsgType::Barrier, superstep, round});
+        return out;
+    };
+    auto receive = [&](std::uint32_t round, int from) {
+        Received r = take(MsgType::Barrier, superstep, round, from);
+        Reader rd(r.bytes);
+        read_header(rd);
+        if (rd.remaining() != 0) {
+            throw ProtocolError("end-of-job message with a body");
+        }
+    };
+    for (int c : children) {
+        receive(kEndUp, c);
+    }
+    if (parent >= 0) {
+        send(parent, message(kEndUp), flags);
+        receive(kEndDown, parent);
+    }
+    // Every process completed the last barrier (and received its messages): the transport
+    // settles them (the epoch rule for barrier traffic).
+    in_barrier_ = false;
+    transport_->barrier_completed(superstep);
+    for (int c : children) {
+        send(c, message(kEndDown), flags);
+    }
 }
 
 std::uint64_t Messaging::stream_bound(const PeerStep &p) const {

@@ -103,6 +103,13 @@ class Messaging {
     UnitsBySource exchange(std::uint64_t superstep, const BarrierResult &b,
                            const std::vector<Outgoing> &out, const GetServer &serve);
 
+    // The end of the job, after the last superstep's exchange (bsp_end): a gather and a
+    // broadcast of header-only messages over a tree of butterfly channels, so that every
+    // process learns that every process completed the last barrier, and the transport
+    // settles that barrier's messages without probing for them (barrier_completed of
+    // `superstep`, the one after the last). Documentation/messaging.rst, "The end of the job".
+    void finish(std::uint64_t superstep);
+
     const SuperstepStats &stats() const { return stats_; }
     const MessagingConfig &config() const { return cfg_; }
     const StashStats &stash_stats() const { return stash_stats_; }

@@ -495,6 +495,9 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         superstep_begin_ = sp.end;
     }
     ++superstep_;
+    if (kind == SyncKind::End) {
+        messaging_.finish(superstep_);
+    }
 }
 
 void Runtime::deliver(const UnitsBySource &in) {

@@ -38,8 +38,9 @@ class Transport {
     // Largest message send() accepts; the messaging layer repackages into units this big.
     virtual std::size_t max_message_bytes() const = 0;
 
-    // send() flags: barrier traffic (never acknowledged implicitly by the epoch rule),
-    // and the last message to this destination in the superstep.
+    // send() flags: barrier traffic (acknowledged implicitly by the epoch rule one superstep
+    // later than data), and the last message to this destination in the superstep (both:
+    // acknowledged at once, for the end of the job).
     static constexpr unsigned kSync = 1;
     static constexpr unsigned kLast = 2;
 

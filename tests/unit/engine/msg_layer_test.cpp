@@ -57,6 +57,7 @@ uint32_t pkts(uint32_t len) {
 // messaging layer's rules (Documentation/messaging.rst) alone.
 struct Expected {
     uint64_t barrier_msgs = 0, count_msgs = 0, data_units = 0, msgs = 0, pkts = 0, payload = 0;
+    uint64_t end_msgs = 0;
     std::vector<std::set<int>> peers;  // channels each process opens
 };
 
@@ -106,7 +107,10 @@ Expected expected(int p, const MsgPattern &pat, int supersteps) {
                 e.peers[static_cast<size_t>(i)].insert(j);
                 e.peers[static_cast<size_t>(j)].insert(i);
             }
-    e.msgs = e.barrier_msgs + e.count_msgs + e.data_units;
+    // the end of the job: one header-only message up and one down every edge of the tree
+    e.end_msgs = 2 * static_cast<uint64_t>(p - 1);
+    e.pkts += e.end_msgs;
+    e.msgs = e.barrier_msgs + e.count_msgs + e.data_units + e.end_msgs;
     return e;
 }
 
@@ -147,6 +151,7 @@ void check_exact(const Outcome &o, const Expected &e, int p) {
     EXPECT_EQ(o.layer.count_msgs, e.count_msgs);
     EXPECT_EQ(o.layer.data_units, e.data_units);
     EXPECT_EQ(o.layer.payload, e.payload);
+    EXPECT_EQ(o.layer.end_msgs, e.end_msgs);
     EXPECT_EQ(o.t.msgs_tx, e.msgs);  // every message completed at its sender
     EXPECT_EQ(o.t.msgs_rx, e.msgs);  // and delivered once
     EXPECT_EQ(o.t.msgs_failed, 0u);
@@ -221,4 +226,24 @@ TEST(MsgLayer, AcksFollowActivePeersNotGroupSize) {
     };
     uint64_t small = acks(8), large = acks(1024);
     EXPECT_EQ(large, small);
+}
+
+// The end of the job settles without a sender timeout: the last barrier's messages by the epoch
+// rule when the end-of-job broadcast completes, the tree's own messages by one explicit
+// acknowledgement each, except the report that completes the root's gather, which the root's
+// broadcast to that child carries. Without loss the only explicit acknowledgements of the whole
+// run are those 2 (p - 1) - 1, for p = 8 as for p = 64 (before: the last barrier's messages
+// were probed for after the sender timeout, log2 p per process, and the probes answered).
+TEST(MsgLayer, EndOfJobNeedsNoProbes) {
+    for (int p : {8, 12, 64}) {
+        MsgPattern pat = msg_sparse(16 * 1024, 3);
+        Outcome o = run(p, 2, 0, pat, 2);
+        Expected e = expected(p, pat, 2);
+        check_exact(o, e, p);
+        EXPECT_EQ(o.t.timeouts, 0u) << p;
+        EXPECT_EQ(o.t.probes_tx, 0u) << p;
+        EXPECT_EQ(o.t.acks_tx, 2u * static_cast<uint64_t>(p - 1) - 1) << p;
+        EXPECT_EQ(o.t.acked_piggy + o.t.acked_implicit, o.t.data_tx) << p;
+        EXPECT_EQ(o.t.retx_hole + o.t.retx_prod + o.t.retx_timeout + o.t.retx_failover, 0u);
+    }
 }
