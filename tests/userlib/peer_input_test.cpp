@@ -158,6 +158,45 @@ TEST(PeerInput, BarrierMessageAboutThisProcessIsRejected) {
     }
 }
 
+std::vector<std::byte> padded_message(MsgType type, std::uint64_t superstep, std::uint32_t aux,
+                                      std::size_t size);
+
+// The end of the job (Messaging::finish) with p = 2: process 1 is process 0's only child; it
+// reports with a bare header (round 2^32 - 2) of the superstep after bsp_end's.
+std::vector<std::byte> peer_end_barrier(std::uint64_t s) {
+    Contribution c;
+    c.kind = SyncKind::End;
+    c.row = {0, 0};
+    return encode_barrier(s, 1, BarrierMsg{summarize(1, c), {0}});
+}
+
+TEST(PeerInput, EndOfJobReportCompletesBspEnd) {
+    ScriptedPeer peer(
+        {peer_end_barrier(0), padded_message(MsgType::Barrier, 1, 0xfffffffeu, kMsgHeaderBytes)});
+    Runtime rt(0, 2, &peer, {});
+    rt.sync("bsp_end", SyncKind::End);
+    EXPECT_EQ(peer.left(), 0u);
+}
+
+TEST(PeerInput, EndOfJobReportWithABodyIsRejected) {
+    ScriptedPeer peer({peer_end_barrier(0),
+                       padded_message(MsgType::Barrier, 1, 0xfffffffeu, kMsgHeaderBytes + 4)});
+    Runtime rt(0, 2, &peer, {});
+    try {
+        rt.sync("bsp_end", SyncKind::End);
+        FAIL() << "accepted";
+    } catch (const ProtocolError &e) {
+        EXPECT_STREQ(e.what(), "end-of-job message with a body");
+    }
+}
+
+// Without the child's report bsp_end does not return (here: the script ends, a teardown).
+TEST(PeerInput, BspEndWaitsForTheEndOfJobReport) {
+    ScriptedPeer peer({peer_end_barrier(0)});
+    Runtime rt(0, 2, &peer, {});
+    EXPECT_THROW(rt.sync("bsp_end", SyncKind::End), TornDown);
+}
+
 // Process 1's stream of superstep 0: the given units, announced in its barrier and counts.
 std::deque<std::vector<std::byte>> stream_of(std::vector<std::vector<std::byte>> units) {
     std::deque<std::vector<std::byte>> script{peer_barrier(0), peer_counts(0, 1)};
