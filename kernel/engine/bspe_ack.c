@@ -8,9 +8,30 @@
  */
 #include "bspe_internal.h"
 
-u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_rrail *rr)
+/*
+ * Reordering allowance: one rail's frames may arrive slightly out of order
+ * (a NIC or veth processing them on several CPUs at once), so a hole (an
+ * out-of-order arrival, or a hint beyond rcv_nxt) is reported only once it
+ * is older than a quarter of the round-trip estimate (RACK's reordering
+ * window). Returns when a hole too young to report becomes old enough, or
+ * 0 if there is no such hole.
+ */
+u64 bspe_hole_young(const struct bspe_chan *ch, const struct bspe_rrail *rr,
+		    u64 now)
+{
+	u64 ripe = rr->hole_at + (ch->srtt >> 2);
+
+	if (!bspe_rcv_hole(rr) || now >= ripe)
+		return 0;
+	return ripe;
+}
+
+u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_chan *ch,
+		 const struct bspe_rrail *rr, u64 now)
 {
 	(void)ep;
+	if (bspe_hole_young(ch, rr, now))
+		return rr->rcv_nxt;
 	/*
 	 * A control packet on a rail travels behind the DATA packets sent
 	 * before it (rails are FIFO), so every number below the sender's
@@ -220,7 +241,6 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 	struct bspe_hdr *h = (struct bspe_hdr *)x.hdr;
 	u32 i;
 
-	(void)now;
 	if (ep->closed)
 		return;
 	/*
@@ -244,7 +264,7 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		ch->st[rail].probes_tx++;
 	else
 		ch->st[ack_rail].acks_tx++;
-	bspe_build_hdr(ep, ch, h, type, flags, rail, ack_rail);
+	bspe_build_hdr(ep, ch, h, type, flags, rail, ack_rail, now);
 	x.node = ch->node;
 	x.rail = rail;
 	x.msg = NULL;
@@ -268,6 +288,12 @@ void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		} else if (rr->ack_due && rr->ack_due <= now) {
 			bspe_send_ctrl(ep, ch, BSPE_T_ACK, 0, (u8)r, (u8)r,
 				       now);
+		} else if (rr->hole_due && rr->hole_due <= now) {
+			/* A hole hidden as too young: report it if it stayed. */
+			rr->hole_due = bspe_hole_young(ch, rr, now);
+			if (!rr->hole_due && bspe_rcv_hole(rr))
+				bspe_send_ctrl(ep, ch, BSPE_T_ACK, 0, (u8)r,
+					       (u8)r, now);
 		}
 	}
 }

@@ -121,6 +121,9 @@ struct bspe_srail {
 struct bspe_rrail {
 	u64	*bits;		/* rcv_wnd bits, index seq % rcv_wnd */
 	u64	ack_due;	/* explicit ack due at (0: none) */
+	u64	hole_at;	/* the first hole is known since (Hole filling) */
+	u64	ooo_at;		/* last out-of-order arrival */
+	u64	hole_due;	/* report the hole hidden as too young at (0: none) */
 	u32	rcv_nxt;
 	u32	hint_nxt;	/* sender's snd_nxt learned from control packets */
 	u32	since_ack;	/* packets arrived since the last ack of this rail */
@@ -131,6 +134,12 @@ struct bspe_rrail {
 	u8	reply_now;	/* a PROBE/PROD must be answered at once */
 	u8	synced;		/* a packet of this rail was accepted */
 };
+
+/* The rail has a hole: out-of-order arrivals, or a hint beyond rcv_nxt. */
+static inline int bspe_rcv_hole(const struct bspe_rrail *rr)
+{
+	return rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt);
+}
 
 /* Lists of channels the engine walks (bspe_ep.lists[]). */
 enum bspe_lists {
@@ -297,13 +306,16 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		   u32 seq, enum bspe_cause cause, u64 now);
 void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 		    struct bspe_hdr *h, u8 type, u16 flags, u8 rail,
-		    u8 ack_rail);
+		    u8 ack_rail, u64 now);
 void bspe_msg_settle(struct bspe_ep *ep, struct bspe_chan *ch, u16 mslot,
 		     u64 now);
 void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status);
 
 /* bspe_ack.c */
-u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_rrail *rr);
+u64 bspe_hole_young(const struct bspe_chan *ch, const struct bspe_rrail *rr,
+		    u64 now);
+u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_chan *ch,
+		 const struct bspe_rrail *rr, u64 now);
 u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
 		u32 eoh, enum bspe_cause cause, u64 now);
 void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now);

@@ -86,15 +86,23 @@ static void bspe_rcv_settle(const struct bspe_ep *ep, struct bspe_rrail *rr)
 }
 
 static void bspe_rcv_mark(const struct bspe_ep *ep, struct bspe_rrail *rr,
-			  u32 seq)
+			  u32 seq, u64 now)
 {
+	u32 ooo = rr->ooo;
+
 	rr->changed = 1;
 	if (seq == rr->rcv_nxt) {
 		rr->rcv_nxt++;
 		bspe_rcv_settle(ep, rr);
+		/* The first hole closed: the next is known since ooo_at at most. */
+		if (rr->ooo && rr->ooo != ooo)
+			rr->hole_at = rr->ooo_at;
 		return;
 	}
 	bspe_bit_set(rr->bits, seq % ep->cfg.rcv_wnd);
+	if (!rr->ooo)
+		rr->hole_at = now;
+	rr->ooo_at = now;
 	if (!rr->ooo++ || bspe_seq_lt(seq, rr->eoh))
 		rr->eoh = seq;
 }
@@ -415,7 +423,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		/* A sender resends only its last msg_wnd messages. */
 		if (ch->rcv_next_msg - k->msg_id > ep->cfg.msg_wnd)
 			return bspe_drop(st, BSPE_DROP_MSG_WINDOW, -ENOBUFS);
-		bspe_rcv_mark(ep, rr, k->seq);
+		bspe_rcv_mark(ep, rr, k->seq, now);
 		goto dup;
 	}
 	if (k->msg_id - ch->rcv_next_msg >= ep->cfg.msg_wnd)
@@ -427,7 +435,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		if (sl->len != k->msg_len || sl->unit != k->frag_unit)
 			return bspe_drop(st, BSPE_DROP_MALFORMED, -EBADMSG);
 		if (bspe_bit(sl->bits, fi)) {
-			bspe_rcv_mark(ep, rr, k->seq);
+			bspe_rcv_mark(ep, rr, k->seq, now);
 			goto dup;
 		}
 	} else if (!(ep->cfg.flags & BSPE_CFG_EXT_RCVBUF) &&
@@ -484,7 +492,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	sl->got++;
 	st->data_rx++;
 	st->bytes_rx += k->payload_len;
-	bspe_rcv_mark(ep, rr, k->seq);
+	bspe_rcv_mark(ep, rr, k->seq, now);
 	rr->since_ack++;
 	bspe_rx_gap(ep, ch, was_active, now);
 	ch->last_rx = now;
@@ -574,8 +582,18 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 
 	if (bspe_seq_lt(rr->rcv_nxt, k->seq) &&
 	    (!bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt) ||
-	     bspe_seq_lt(rr->hint_nxt, k->seq)))
+	     bspe_seq_lt(rr->hint_nxt, k->seq))) {
+		/*
+		 * A control packet may overtake data too: a hole from now,
+		 * unless it is a prod or a timeout probe, sent long after
+		 * the data (certain: shown at once).
+		 */
+		if (k->type == BSPE_T_PROD || (k->flags & BSPE_F_PROBE))
+			rr->hole_at = 0;
+		else if (!bspe_rcv_hole(rr))
+			rr->hole_at = now;
 		rr->hint_nxt = k->seq;
+	}
 	if (k->type == BSPE_T_PROD) {
 		st->prods_rx++;
 		return;

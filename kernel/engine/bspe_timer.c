@@ -99,6 +99,9 @@ static u64 bspe_chan_deadline(const struct bspe_ep *ep,
 		t = ch->rrail[r].ack_due;
 		if (t && (!best || t < best))
 			best = t;
+		t = ch->rrail[r].hole_due;
+		if (t && (!best || t < best))
+			best = t;
 		t = bspe_probe_due(ep, ch, r);
 		if (t && (!best || t < best))
 			best = t;

@@ -17,7 +17,7 @@ static u32 bspe_msg_nfrags(const struct bspe_ep *ep, u32 len)
 
 void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 		    struct bspe_hdr *h, u8 type, u16 flags, u8 rail,
-		    u8 ack_rail)
+		    u8 ack_rail, u64 now)
 {
 	struct bspe_srail *sr = &ch->srail[rail];
 	struct bspe_rrail *rr = &ch->rrail[ack_rail];
@@ -41,13 +41,20 @@ void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 	h->seq = bspe_htonl(sr->snd_nxt);
 	h->base = bspe_htonl(sr->snd_una);
 	h->ack = bspe_htonl(rr->rcv_nxt);
-	h->eoh = bspe_htonl(bspe_rcv_eoh(ep, rr));
+	h->eoh = bspe_htonl(bspe_rcv_eoh(ep, ch, rr, now));
 	h->epoch = bspe_htonl(ep->epoch);
 	/* This packet acknowledges the reverse rail: reset the fine rule. */
 	rr->since_ack = 0;
 	rr->ack_wanted = 0;
 	rr->ack_due = 0;
 	rr->changed = 0;
+	/* A hole too young to show is reported once it is old enough. */
+	rr->hole_due = bspe_hole_young(ch, rr, now);
+	if (rr->hole_due) {
+		bspe_list_add(ep, ch, BSPE_L_TIMER);
+		bspe_chan_due(ep, rr->hole_due);
+		bspe_arm(ep, rr->hole_due);
+	}
 }
 
 /* Reverse rail whose acknowledgment a DATA packet on @rail carries. */
@@ -153,7 +160,7 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		st->ackreq_tx++;
 	}
 	bspe_build_hdr(ep, ch, h, BSPE_T_DATA, flags, rail,
-		       bspe_pick_ack_rail(ep, ch, rail));
+		       bspe_pick_ack_rail(ep, ch, rail), now);
 	h->seq = bspe_htonl(seq);
 	h->epoch = bspe_htonl(ep->epoch);
 	h->msg_id = bspe_htonl(m->msg_id);
