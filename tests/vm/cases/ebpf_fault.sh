@@ -29,7 +29,10 @@ expect_fail in_n1 "$tool" rule nosuchdev 0
 
 ready=/tmp/ebpf_fault.ready
 rm -f "$ready"
-in_n1 /usr/bin/python3 "$frames" recv eth0 20 "$ready" 99 >/tmp/ebpf_fault.seqs &
+# The receiver stops at the last frame (99, which passes); its idle limit
+# only ends a run that lost frames, and must outlast the sender's start (a
+# python3 start took over 20 s on the debug kernel under load).
+in_n1 /usr/bin/python3 "$frames" recv eth0 120 "$ready" 99 >/tmp/ebpf_fault.seqs &
 rx=$!
 for _ in $(seq 300); do
 	[ -e "$ready" ] && break
