@@ -264,4 +264,3 @@ TEST(HoleFilling, LossUnderReorderingResentExactlyOnceWithoutTimeout) {
     EXPECT_EQ(a.data_tx, 800u + lost.size());
     EXPECT_EQ(b.msgs_rx, 40u);
 }
-
