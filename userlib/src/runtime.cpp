@@ -524,7 +524,7 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         sp.enter_sync = time();
         count_out(sp);
     }
-    Contribution mine;
+    Contribution &mine = mine_;
     mine.kind = kind;
     mine.ready = ready;
     mine.tagsize_request = static_cast<std::int32_t>(tagsize_request_);  // <= kMaxTagBytes
@@ -537,8 +537,11 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     }
 
     // What goes to every other process (hp puts read their source when it is sent).
-    std::vector<Outgoing> out(n);
+    std::vector<Outgoing> &out = out_;
+    out.resize(n);
     for (std::size_t j = 0; j < n; ++j) {
+        out[j].records.clear();
+        out[j].gets.clear();
         if (j == static_cast<std::size_t>(pid_)) {
             continue;
         }
@@ -567,8 +570,9 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     }
     all_ready_ = b.all.all_ready;
     // Every process pushed as often (validated): the sizes of each, from the barrier.
-    std::vector<RegOps> reg(n);
+    std::vector<RegOps> reg;
     if (!mine.ops.push_sizes.empty()) {
+        reg.resize(n);
         if (b.all.pushes.size() != n) {
             throw ProtocolError("barrier without the registrations of every process");
         }

@@ -127,6 +127,10 @@ class Runtime {
     Registry registry_;
     BsmpQueue queue_;
     std::vector<DestOps> ops_;
+    // What sync() gives the messaging layer, kept from one superstep to the next so that
+    // a sync allocates nothing in the steady state.
+    Contribution mine_;
+    std::vector<Outgoing> out_;
     std::uint64_t superstep_ = 0;
     std::int64_t tagsize_ = 0;
     std::int64_t tagsize_request_ = -1;
