@@ -74,7 +74,7 @@ void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
 }
 
 u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
-		u32 eoh, enum bspe_cause cause, u64 now)
+		u32 eoh, enum bspe_cause cause, u64 seen, u64 now)
 {
 	struct bspe_srail *sr = &ch->srail[rail];
 	u32 s, sent = 0;
@@ -100,9 +100,12 @@ u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
 	bspe_advance_una(ep, sr);
 	if (sr->ackreq_pending && bspe_seq_lt(sr->ackreq_seq, ack))
 		sr->ackreq_pending = 0;
-	/* Hole filling: resend [ack, eoh), none twice within one RTT. */
+	/*
+	 * Hole filling: resend [ack, eoh); a packet resent before only on a
+	 * report built after its resend arrived (@seen, bspe_emit_retx).
+	 */
 	for (s = ack; bspe_seq_lt(s, eoh); s++)
-		sent += bspe_emit_retx(ep, ch, rail, s, cause, now);
+		sent += bspe_emit_retx(ep, ch, rail, s, cause, seen, now);
 	return sent;
 }
 

@@ -105,6 +105,7 @@ struct bspe_srail {
 	u32	ackreq_seq;	/* seq of the last ACKREQ packet */
 	u64	ackreq_time;
 	u64	probe_time;	/* last timeout probe */
+	u64	chk_time;	/* unanswered check of a resend (0: none) */
 	u64	progress;	/* last settle, or first send into an idle ring */
 	u8	ackreq_pending;
 	u8	ackreq_clean;	/* ACKREQ packet was a first transmission */
@@ -303,7 +304,7 @@ int bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_push_all(struct bspe_ep *ep, u64 now);
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, u64 now);
+		   u32 seq, enum bspe_cause cause, u64 seen, u64 now);
 void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 		    struct bspe_hdr *h, u8 type, u16 flags, u8 rail,
 		    u8 ack_rail, u64 now);
@@ -317,7 +318,7 @@ u64 bspe_hole_young(const struct bspe_chan *ch, const struct bspe_rrail *rr,
 u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_chan *ch,
 		 const struct bspe_rrail *rr, u64 now);
 u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
-		u32 eoh, enum bspe_cause cause, u64 now);
+		u32 eoh, enum bspe_cause cause, u64 seen, u64 now);
 void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now);
 void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
 		      struct bspe_srail *sr, struct bspe_spkt *p, u64 now);

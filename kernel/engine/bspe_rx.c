@@ -510,9 +510,8 @@ dup:
 
 /*
  * An explicit ACK answering a WNDREQ packet sent once (Karn's rule) is a
- * round-trip sample that includes the queues the stream fills: the hole
- * filling that follows is then not repeated while the resent packet is
- * still queued behind the window.
+ * round-trip sample that includes the queues the stream fills (the prod
+ * interval and the timeout follow it).
  */
 static void bspe_wndreq_sample(struct bspe_ep *ep, struct bspe_chan *ch,
 			       struct bspe_srail *sr, u32 ack, u64 now)
@@ -534,12 +533,25 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	struct bspe_srail *sr = &ch->srail[k->ack_rail];
 	enum bspe_cause cause = BSPE_CAUSE_HOLE;
 	u32 sent, eoh = k->eoh;
+	u64 seen = 0;
 
 	if (k->type == BSPE_T_PROD) {
 		cause = BSPE_CAUSE_PROD;
 	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
+		   sr->chk_time && !sr->probes) {
+		/*
+		 * The answer to a check of a resend: the probe travelled
+		 * behind the resend, so this report shows whether it was
+		 * lost (bspe_emit_retx).
+		 */
+		seen = sr->chk_time;
+		bspe_rtt_sample(ep, ch, now - sr->chk_time);
+		sr->chk_time = 0;
+	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
 		   sr->probes) {
 		cause = BSPE_CAUSE_TIMEOUT;
+		seen = bspe_max64(sr->probe_time, sr->chk_time);
+		sr->chk_time = 0;
 		bspe_rtt_sample(ep, ch, now - sr->probe_time);
 		/*
 		 * An answer is progress only if it acknowledges something
@@ -568,7 +580,7 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	 */
 	if ((k->flags & BSPE_F_BUSY) && bspe_seq_lt(k->ack, eoh))
 		eoh = k->ack + 1;
-	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, now);
+	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, seen, now);
 	if (k->type == BSPE_T_PROD && !sent)
 		ch->rrail[k->ack_rail].reply_now = 1;
 }

@@ -185,10 +185,16 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	ep->ops->xmit(ep->ctx, &x);
 }
 
+/*
+ * Resends outstanding packet @seq of (@ch, @rail), shown missing by a
+ * report that was built after the receiver had seen every packet the
+ * sender sent before time @seen (0: unknown). Returns 1 if it was sent.
+ */
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, u64 now)
+		   u32 seq, enum bspe_cause cause, u64 seen, u64 now)
 {
-	struct bspe_spkt *p = &ch->srail[rail].ring[seq % ep->cfg.snd_wnd];
+	struct bspe_srail *sr = &ch->srail[rail];
+	struct bspe_spkt *p = &sr->ring[seq % ep->cfg.snd_wnd];
 	struct bspe_stats *st = &ch->st[rail];
 	u16 flags = BSPE_F_RETX;
 
@@ -196,11 +202,24 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		return 0;
 	/*
 	 * A hole is certain (a later packet, or a control packet, arrived
-	 * behind it on its FIFO rail): resend at once the first time, but
-	 * never twice within one round trip (stale information).
+	 * behind it on its FIFO rail): resend at once the first time. A
+	 * packet resent before is resent again only on a report built after
+	 * the resend arrived: the answer to a probe sent after it. Any other
+	 * report may predate the resend's arrival (it waits behind the queue
+	 * the stream keeps filled, which may hold more than a round trip):
+	 * one round trip after the resend, such a report draws one check, a
+	 * probe behind the resend, whose answer tells.
 	 */
-	if (p->ntx > 1 && now - p->last_tx < ch->srtt)
+	if (p->ntx > 1 && seen <= p->last_tx) {
+		if (now - p->last_tx >= ch->srtt &&
+		    sr->chk_time <= p->last_tx) {
+			sr->chk_time = now;
+			bspe_send_ctrl(ep, ch, BSPE_T_ACK,
+				       BSPE_F_PROBE | BSPE_F_ACKREQ, rail, rail,
+				       now);
+		}
 		return 0;
+	}
 	if (p->ntx < 255)
 		p->ntx++;
 	p->last_tx = now;
