@@ -105,7 +105,8 @@ u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
 	 * report built after its resend arrived (@seen, bspe_emit_retx).
 	 */
 	for (s = ack; bspe_seq_lt(s, eoh); s++)
-		sent += bspe_emit_retx(ep, ch, rail, s, cause, seen, now);
+		sent += bspe_emit_retx(ep, ch, rail, s, cause, seen,
+				       s + 1 == eoh, now);
 	return sent;
 }
 

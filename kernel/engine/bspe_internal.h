@@ -304,7 +304,7 @@ int bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_push_all(struct bspe_ep *ep, u64 now);
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, u64 seen, u64 now);
+		   u32 seq, enum bspe_cause cause, u64 seen, int last, u64 now);
 void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 		    struct bspe_hdr *h, u8 type, u16 flags, u8 rail,
 		    u8 ack_rail, u64 now);

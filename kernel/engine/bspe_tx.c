@@ -186,12 +186,35 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 }
 
 /*
+ * Is anything more queued for live rail @rail of @ch (an unsent fragment
+ * of its runs, a failover entry)? If not, no later packet of the rail will
+ * ask for an acknowledgment.
+ */
+static int bspe_rail_queued(const struct bspe_ep *ep,
+			    const struct bspe_chan *ch, u8 rail)
+{
+	u32 i;
+
+	if (ch->fo_count)
+		return 1;
+	for (i = 0; i < ch->mcount; i++) {
+		const struct bspe_smsg *m =
+			&ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd];
+
+		if (m->active && m->run_next[rail] < m->run_end[rail])
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Resends outstanding packet @seq of (@ch, @rail), shown missing by a
  * report that was built after the receiver had seen every packet the
- * sender sent before time @seen (0: unknown). Returns 1 if it was sent.
+ * sender sent before time @seen (0: unknown). @last: @seq ends the hole
+ * the report showed. Returns 1 if it was sent.
  */
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, u64 seen, u64 now)
+		   u32 seq, enum bspe_cause cause, u64 seen, int last, u64 now)
 {
 	struct bspe_srail *sr = &ch->srail[rail];
 	struct bspe_spkt *p = &sr->ring[seq % ep->cfg.snd_wnd];
@@ -225,6 +248,13 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	p->last_tx = now;
 	if (p->flags & BSPE_SPKT_FAILOVER)
 		flags |= BSPE_F_FAILOVER;
+	/*
+	 * The end of a hole in a stream that asked for acknowledgments
+	 * (window rule), with nothing more queued for the rail: no later
+	 * packet will ask, so the resend does.
+	 */
+	if (last && sr->wndreq_on && !bspe_rail_queued(ep, ch, rail))
+		flags |= BSPE_F_WNDREQ;
 	if (cause == BSPE_CAUSE_HOLE)
 		st->retx_hole++;
 	else if (cause == BSPE_CAUSE_PROD)

@@ -353,3 +353,35 @@ TEST(WindowAck, LostResendResentAgainOnce) {
     EXPECT_EQ(b.spurious_rx, 0u);
     EXPECT_EQ(b.msgs_rx, 64u);
 }
+
+// A loss in the last half window of a one-way stream, found by the answer to the stream's
+// final request (its tail): the resend is the last packet the stream sends, so it asks for
+// the acknowledgement itself and the stream settles without the sender's timeout. Before,
+// nothing acknowledged the resend until the timeout probe (rto_min, 50 ms here).
+TEST(WindowAck, TailLossAfterFinalRequestSettlesWithoutTimeout) {
+    Sim sim(net(2, 1), test_cfg());
+    const std::set<uint32_t> lost = {6390};
+    std::vector<uint32_t> resent;
+    sim.drop_filter = [&](const WirePkt &w) {
+        return w.type == BSPE_T_DATA && w.src == 0 && !(w.flags & BSPE_F_RETX) && lost.count(w.seq);
+    };
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_DATA && w.src == 0 && (w.flags & BSPE_F_RETX))
+            resent.push_back(w.seq);
+    };
+    stream(sim, 64, 100000);
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    EXPECT_EQ(sim.wire().data_lost, 1u);
+    EXPECT_EQ(resent, std::vector<uint32_t>{6390});
+    EXPECT_EQ(a.retx_hole, 1u);
+    EXPECT_EQ(retx(a), 1u);
+    EXPECT_EQ(a.timeouts, 0u);
+    EXPECT_EQ(a.probes_tx, 0u);
+    EXPECT_EQ(b.dup_rx, 0u);
+    EXPECT_EQ(b.prods_tx, 0u);
+    EXPECT_EQ(b.msgs_rx, 64u);
+    EXPECT_EQ(a.msgs_tx, 64u);
+    EXPECT_EQ(a.acked_piggy, 6400u);
+}
