@@ -48,11 +48,34 @@ void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample)
 {
 	s64 d = (s64)(sample - ch->srtt);
 
+	/*
+	 * The first sample replaces the initial guess (RFC 6298): a channel
+	 * that sees few exchanges (a superstep's handful of packets) would
+	 * otherwise keep rtt_init, which sizes its prod interval and its
+	 * reordering allowance, for dozens of samples.
+	 */
+	if (!ch->rtt_seen) {
+		ch->rtt_seen = 1;
+		d = (s64)(sample - ch->srtt) * 8;
+	}
 	ch->srtt = (u64)((s64)ch->srtt + d / 8);
 	if (ch->srtt < ep->cfg.rtt_min_ns)
 		ch->srtt = ep->cfg.rtt_min_ns;
 	if (ch->srtt > ep->cfg.rtt_max_ns)
 		ch->srtt = ep->cfg.rtt_max_ns;
+	/* The endpoint's estimate, for channels without samples of their own. */
+	d = (s64)(ch->srtt - ep->srtt);
+	ep->srtt = ep->srtt ? (u64)((s64)ep->srtt + d / 8) : ch->srtt;
+}
+
+/*
+ * A channel that has no sample of its own yet takes the endpoint's
+ * estimate (its peers are on the same networks) instead of rtt_init.
+ */
+void bspe_rtt_adopt(const struct bspe_ep *ep, struct bspe_chan *ch)
+{
+	if (!ch->rtt_seen && ep->srtt)
+		ch->srtt = ep->srtt;
 }
 
 void bspe_advance_una(struct bspe_ep *ep, struct bspe_srail *sr)

@@ -179,6 +179,7 @@ struct bspe_chan {
 	u64	rx_gap;			/* smoothed DATA inter-arrival */
 	u64	last_prod;
 	u64	prod_ivl;
+	u64	prod_at;		/* a prod due earlier (0: none) */
 	u64	down_since;		/* all rails dead since (0: not) */
 	u32	node;
 	u16	port;
@@ -203,6 +204,7 @@ struct bspe_chan {
 	u32	peer_inc;		/* peer channel's incarnation, 0: unknown */
 	u8	rx_blocked;		/* refused for lack of memory, not taken since */
 	u8	evicting;		/* EVICT sent, no answer yet: sends held */
+	u8	rtt_seen;		/* srtt follows a sample, not rtt_init */
 	u32	my_inc;			/* this channel's incarnation (src_inc) */
 	u32	evict_nonce;		/* current (or last) eviction attempt */
 	u32	evict_refused;		/* attempt of the peer we refused (KEEP) */
@@ -252,6 +254,7 @@ struct bspe_ep {
 	u64	pace_wake;		/* blocked by pacing until (0: not) */
 	u64	pace_fill_ns;		/* time to fill the burst at pace_bps */
 	u64	last_rx_any;		/* last DATA accepted on any channel */
+	u64	srtt;			/* round trip of all channels' samples */
 	u32	epoch;
 	u32	peer_epoch;		/* highest epoch seen from a member */
 	u32	outstanding;		/* descriptors OUT over all channels */
@@ -327,6 +330,7 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		    u16 flags, u8 rail, u8 ack_rail, u64 now);
 void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample);
+void bspe_rtt_adopt(const struct bspe_ep *ep, struct bspe_chan *ch);
 
 /* bspe_timer.c */
 void bspe_arm(struct bspe_ep *ep, u64 when);

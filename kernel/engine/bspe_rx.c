@@ -538,11 +538,15 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	if (k->type == BSPE_T_PROD) {
 		cause = BSPE_CAUSE_PROD;
 	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
-		   sr->chk_time && !sr->probes) {
+		   sr->chk_time && !sr->probes &&
+		   ch->last_prod + 2 * ch->srtt <= sr->chk_time) {
 		/*
 		 * The answer to a check of a resend: the probe travelled
 		 * behind the resend, so this report shows whether it was
-		 * lost (bspe_emit_retx).
+		 * lost (bspe_emit_retx). After a prod of ours sent less than
+		 * two round trips before the check (the peer sends to us
+		 * too), a REPLY may answer that prod, built before the
+		 * resend arrived: it is taken as any other report.
 		 */
 		seen = sr->chk_time;
 		bspe_rtt_sample(ep, ch, now - sr->chk_time);
@@ -626,6 +630,14 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		st->prods_early++;
 		ch->prod_ivl = bspe_min64(2 * ch->prod_ivl,
 					  ep->cfg.prod_max_ns);
+	} else if (!rr->ooo && bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt)) {
+		/*
+		 * The answer travelled behind the sender's packets: what did
+		 * not arrive is a lost tail. The next prod carries it as
+		 * soon as the hole is older than the reordering allowance,
+		 * not one prod interval later.
+		 */
+		ch->prod_at = bspe_max64(rr->hole_at + (ch->srtt >> 2), now);
 	}
 }
 
@@ -831,6 +843,7 @@ int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 		ep->rx_hint = (u32)c;
 	}
 	ch->peer_inc = k.src_inc;
+	bspe_rtt_adopt(ep, ch);
 
 	/* The sender's own sequence state: skip what it settled. */
 	ch->rrail[k.rail].synced = 1;

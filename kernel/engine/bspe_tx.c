@@ -593,6 +593,7 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 		return -EAGAIN;
 	ep->now_hint = now;
 	bspe_touch(ep, ch, now);
+	bspe_rtt_adopt(ep, ch);
 	s = (ch->mhead + ch->mcount) % ep->cfg.msg_wnd;
 	m = &ch->msgs[s];
 	memset(m, 0, sizeof(*m));
