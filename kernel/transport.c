@@ -35,6 +35,8 @@
  * channel (one remote socket) is allocated when it opens, through
  * bsp_cb_chan_alloc, and charged to the memory cgroup of the socket's
  * creator and to sk_omem_alloc; BSP_CHANNELS is a ceiling on open channels.
+ * A channel's rings grow with what it holds in flight through the same
+ * callback (atomic, charged the same way) and are freed when it settles.
  * Engine calls run under a spin lock, so a channel opened in process
  * context (send, expect) takes a spare allocated before the lock
  * (kvmalloc, may sleep); one the engine opens for a new sender in softirq
@@ -536,8 +538,17 @@ static void *bsp_cb_chan_alloc(void *ctx, size_t size)
 	struct bsp_transport *tp = ctx;
 	void *mem = tp->spare;
 
-	if (WARN_ON_ONCE(size != tp->chan_size))
-		return NULL;
+	if (size != tp->chan_size) {
+		/*
+		 * A channel's ring grows (what it holds in flight): atomic,
+		 * charged like the channel; the engine waits or drops the
+		 * fragment (to be resent) if it fails.
+		 */
+		mem = bsp_chan_mem_alloc(tp, size, GFP_ATOMIC);
+		if (mem)
+			atomic_add(size, &tp->bs->sk.sk_omem_alloc);
+		return mem;
+	}
 	if (mem) {
 		tp->spare = NULL;
 		schedule_work(&tp->refill);

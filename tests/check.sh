@@ -202,6 +202,13 @@ stage_unit_tsan() {
 	record unit-tsan "${counts% *}" "${counts#* }"
 }
 
+# fuzz_reap PID:NAME: wait for one fuzzer of stage_fuzz and keep its exit status.
+fuzz_reap() {
+	local rc=0
+	wait "${1%%:*}" || rc=$?
+	status[${1#*:}]=$rc
+}
+
 stage_fuzz() {
 	banner "fuzz: libFuzzer targets, ${fuzz_seconds}s each"
 	local pass=0 fail=0 f name
@@ -217,20 +224,34 @@ stage_fuzz() {
 		record fuzz 0 1
 		return
 	fi
-	# Every executable of tests/fuzz is a libFuzzer target.
+	# Every executable of tests/fuzz is a libFuzzer target. Each runs single-threaded for
+	# the full fuzz_seconds; $jobs of them run side by side, results reported in order.
 	mapfile -t fuzzers < <(find "$build/fuzz/fuzz" -maxdepth 1 -type f -executable | sort)
+	local -A status=()
+	local running=()
 	for f in "${fuzzers[@]}"; do
 		name=$(basename "$f")
 		mkdir -p "$build/fuzz/corpus/$name"
 		local seeds=()
 		[ -d "$build/fuzz/seeds/$name" ] && seeds=("$build/fuzz/seeds/$name")
-		if "$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-			-print_final_stats=1 "$build/fuzz/corpus/$name" "${seeds[@]}" >"$build/fuzz/$name.log" 2>&1; then
+		"$f" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+			-print_final_stats=1 "$build/fuzz/corpus/$name" "${seeds[@]}" \
+			>"$build/fuzz/$name.log" 2>&1 &
+		running+=("$!:$name")
+		if [ ${#running[@]} -ge "$jobs" ]; then
+			fuzz_reap "${running[0]}"
+			running=("${running[@]:1}")
+		fi
+	done
+	for r in "${running[@]}"; do fuzz_reap "$r"; done
+	for f in "${fuzzers[@]}"; do
+		name=$(basename "$f")
+		if [ "${status[$name]}" = 0 ]; then
 			echo "$name: clean ($(grep -E '^stat::number_of_executed_units' "$build/fuzz/$name.log" | awk '{print $2}') runs)"
 			pass=$((pass + 1))
 		else
 			tail -n 60 "$build/fuzz/$name.log"
-			echo "$name: FAILED"
+			echo "$name: FAILED (exit status ${status[$name]})"
 			digest_add "fuzz $name" "$(tail -n 25 "$build/fuzz/$name.log")"
 			fail=$((fail + 1))
 		fi

@@ -29,10 +29,16 @@
  * endpoint's fixed part with bspe_mem_size() (a few hundred bytes plus a
  * dozen bytes per possible channel: table, free list, hash buckets),
  * provides that much memory to bspe_init(), and frees it after bspe_fini().
- * A channel's memory (bspe_chan_size() bytes: windows, rings, reassembly
- * bitmaps, and cfg.chan_priv bytes for the caller) is obtained through
+ * A channel's base memory (bspe_chan_size() bytes: its state, receive
+ * windows, one send descriptor per rail, one message, one reassembly slot,
+ * and cfg.chan_priv bytes for the caller) is obtained through
  * ops->chan_alloc when the channel opens and returned through
- * ops->chan_free when it closes; cfg.max_chans is a ceiling on open
+ * ops->chan_free when it closes. What a channel holds beyond that (send
+ * rings up to snd_wnd descriptors, messages up to msg_wnd, reassembly
+ * slots, the failover queue) is obtained through ops->chan_alloc when it
+ * holds more in flight and returned when that settles; an allocation
+ * that fails makes the send wait or drops the fragment (to be sent again),
+ * counted as grow_nomem. cfg.max_chans is a ceiling on open
  * channels, not a preallocation. A sender the endpoint does not know gets a
  * channel only from a packet that passed every validation. Every window and
  * table is bounded by the configuration; input beyond them is refused and
@@ -223,6 +229,11 @@ enum bspe_drop {
  * @evicts_tx: EVICT requests sent (retries included).
  * @evicts_kept: EVICT requests refused by the peer (KEEP received).
  * @evicts_gone: EVICT|REPLY answers sent for a channel no longer held.
+ * @grow_nomem: channel memory the engine could not allocate (ops->chan_alloc
+ *		returned NULL) to grow a send ring, the failover queue, the
+ *		message ring or a reassembly slot: the send waited for room, or
+ *		the fragment was dropped (also counted in @drops, nomem) to be
+ *		sent again.
  * @drops: refused input by reason.
  *
  * "pkt" counts packets; every DATA packet sent is counted once in @data_tx
@@ -262,6 +273,7 @@ struct bspe_stats {
 	u64	evicts_tx;
 	u64	evicts_kept;
 	u64	evicts_gone;
+	u64	grow_nomem;
 	u64	drops[BSPE_DROP_MAX];
 };
 
@@ -369,11 +381,14 @@ struct bspe_delivery {
  *		probing a rail it declared dead, every 8 timeouts, until a probe
  *		is answered on it). The rail layer may also bring it back with
  *		bspe_rail_set(.., 1) (a hello on it).
- * @chan_alloc:	memory for a channel being opened: @size bytes
- *		(bspe_chan_size()), aligned to 8, or NULL (the open fails with
- *		-ENOMEM). Charge it to the endpoint's owner; it runs in every
- *		context the engine is called in (kernel: softirq too).
- * @chan_free:	a channel closed: return @mem (@size bytes).
+ * @chan_alloc:	channel memory: @size bytes, aligned to 8, or NULL. For
+ *		a channel being opened @size is bspe_chan_size() (NULL: the
+ *		open fails with -ENOMEM); other sizes grow an open channel's
+ *		rings (NULL: the send waits, or the fragment is dropped and
+ *		sent again). Charge it to the endpoint's owner; it runs in
+ *		every context the engine is called in (kernel: softirq too).
+ * @chan_free:	return @mem (@size bytes, as allocated): a channel closed,
+ *		or a ring it no longer needs.
  * @chan_new:	optional. A packet that passed every validation comes from
  *		(@node, @port), unknown to the endpoint (BSPE_CFG_AUTO_OPEN):
  *		return BSPE_CHAN_* flags to open a channel for it, or a negative
@@ -442,10 +457,12 @@ size_t bspe_mem_size(const struct bspe_cfg *cfg);
  * @cfg: the endpoint's configuration.
  *
  * An endpoint with n open channels holds bspe_mem_size() + n *
- * bspe_chan_size() bytes.
+ * bspe_chan_size() bytes, plus what its channels hold in flight beyond
+ * one packet per rail, one message and one reassembly each (see
+ * Documentation/protocol.rst, "Channel memory and work").
  *
- * Return: bytes of one channel's allocation (ops->chan_alloc) with @cfg,
- * caller's chan_priv included; 0 if @cfg is invalid.
+ * Return: bytes of one channel's base allocation (ops->chan_alloc) with
+ * @cfg, caller's chan_priv included; 0 if @cfg is invalid.
  */
 size_t bspe_chan_size(const struct bspe_cfg *cfg);
 

@@ -80,9 +80,9 @@ void bspe_rtt_adopt(const struct bspe_ep *ep, struct bspe_chan *ch)
 
 void bspe_advance_una(struct bspe_ep *ep, struct bspe_srail *sr)
 {
+	(void)ep;
 	while (sr->snd_una != sr->snd_nxt &&
-	       sr->ring[sr->snd_una % ep->cfg.snd_wnd].state ==
-	       BSPE_SPKT_FREE)
+	       bspe_spkt_of(sr, sr->snd_una)->state == BSPE_SPKT_FREE)
 		sr->snd_una++;
 }
 
@@ -112,7 +112,7 @@ u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
 	if (!bspe_seq_le(eoh, sr->snd_nxt))
 		eoh = sr->snd_nxt;
 	for (s = sr->snd_una; bspe_seq_lt(s, ack); s++) {
-		struct bspe_spkt *p = &sr->ring[s % ep->cfg.snd_wnd];
+		struct bspe_spkt *p = bspe_spkt_of(sr, s);
 
 		if (p->state != BSPE_SPKT_OUT)
 			continue;
@@ -137,12 +137,12 @@ u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
 static void bspe_foq_implicit(struct bspe_ep *ep, struct bspe_chan *ch,
 			      u32 epoch, u64 now)
 {
-	u32 size = ep->cfg.snd_wnd * ep->cfg.nrails;
+	u32 size = ch->fo_cap;
 	u32 i, n = ch->fo_count, kept = 0;
 
 	for (i = 0; i < n; i++) {
 		struct bspe_fofrag f = ch->foq[(ch->fo_head + i) % size];
-		struct bspe_smsg *m = &ch->msgs[f.mslot];
+		struct bspe_smsg *m = ch->msgs[f.mslot];
 
 		if (m->epoch < epoch - ((m->flags & BSPE_SEND_SYNC) ? 1 : 0)) {
 			ch->st[0].acked_implicit++;
@@ -190,8 +190,7 @@ void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
 			u32 s;
 
 			for (s = sr->snd_una; s != sr->snd_nxt; s++) {
-				struct bspe_spkt *p =
-					&sr->ring[s % ep->cfg.snd_wnd];
+				struct bspe_spkt *p = bspe_spkt_of(sr, s);
 
 				if (p->state != BSPE_SPKT_OUT ||
 				    p->epoch >= epoch - bspe_sync_lag(p))
@@ -219,7 +218,7 @@ void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now)
 		bspe_push_all(ep, now);
 }
 
-void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)
+static void bspe_superstep_done_in(struct bspe_ep *ep, u32 epoch, u64 now)
 {
 	if (epoch <= ep->epoch)
 		return;
@@ -232,22 +231,29 @@ void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)
 	bspe_push_all(ep, now);
 }
 
+void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)
+{
+	bspe_enter(ep);
+	bspe_superstep_done_in(ep, epoch, now);
+	bspe_leave(ep);
+}
+
 /* No epoch of any group settles what @ch sent so far: only acks will. */
 static void bspe_epoch_forget(struct bspe_ep *ep, struct bspe_chan *ch)
 {
 	u32 i, r, s;
 
 	for (i = 0; i < ch->mcount; i++)
-		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd].epoch = ~0u;
+		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd]->epoch = ~0u;
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		struct bspe_srail *sr = &ch->srail[r];
 
 		for (s = sr->snd_una; s != sr->snd_nxt; s++)
-			sr->ring[s % ep->cfg.snd_wnd].epoch = ~0u;
+			bspe_spkt_of(sr, s)->epoch = ~0u;
 	}
 }
 
-void bspe_group_reset(struct bspe_ep *ep, u64 now)
+static void bspe_group_reset_in(struct bspe_ep *ep, u64 now)
 {
 	struct bspe_chan *ch;
 
@@ -259,6 +265,13 @@ void bspe_group_reset(struct bspe_ep *ep, u64 now)
 		ch->flags &= (u8)~BSPE_CHAN_GROUP;
 		bspe_epoch_forget(ep, ch);
 	}
+}
+
+void bspe_group_reset(struct bspe_ep *ep, u64 now)
+{
+	bspe_enter(ep);
+	bspe_group_reset_in(ep, now);
+	bspe_leave(ep);
 }
 
 void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,

@@ -60,16 +60,17 @@ static size_t bspe_align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* Sizes of the per-channel arrays, in bytes. */
+/* Sizes of the parts of a channel's base allocation, in bytes. */
 struct bspe_layout {
-	size_t	ring;		/* one srail ring */
+	size_t	rails;		/* srail, rrail and stats of every rail */
 	size_t	rbits;		/* one rrail bitmap */
-	size_t	msgs;
-	size_t	slots;
-	size_t	sbits;		/* one reassembly bitmap */
-	size_t	foq;
-	size_t	per_chan;	/* everything of one channel but the struct */
-	size_t	chan;		/* one channel's whole allocation */
+	size_t	ring0;		/* one rail's inline send descriptors */
+	size_t	tab;		/* the msgs or the slots pointer table */
+	size_t	m0;		/* the inline message */
+	size_t	s0;		/* the inline slot and its bitmap word */
+	size_t	foq0;		/* the inline failover queue */
+	size_t	sbits;		/* largest reassembly bitmap */
+	size_t	chan;		/* one channel's whole base allocation */
 	u32	nbuckets;
 };
 
@@ -80,17 +81,20 @@ static u32 bspe_nfrags_max(const struct bspe_cfg *cfg)
 
 static void bspe_layout_of(const struct bspe_cfg *cfg, struct bspe_layout *l)
 {
-	l->ring = bspe_align8(sizeof(struct bspe_spkt) * cfg->snd_wnd);
+	l->rails = cfg->nrails * (bspe_align8(sizeof(struct bspe_srail)) +
+				  bspe_align8(sizeof(struct bspe_rrail)) +
+				  bspe_align8(sizeof(struct bspe_stats)));
 	l->rbits = bspe_align8(((size_t)cfg->rcv_wnd + 63) / 64 * 8);
-	l->msgs = bspe_align8(sizeof(struct bspe_smsg) * cfg->msg_wnd);
-	l->slots = bspe_align8(sizeof(struct bspe_rslot) * cfg->msg_wnd);
+	l->ring0 = bspe_align8(sizeof(struct bspe_spkt) * BSPE_RING_INLINE);
+	l->tab = bspe_align8(sizeof(void *) * cfg->msg_wnd);
+	l->m0 = bspe_align8(sizeof(struct bspe_smsg));
+	l->s0 = bspe_align8(sizeof(struct bspe_rslot)) + 8;
+	l->foq0 = bspe_align8(sizeof(struct bspe_fofrag) * cfg->nrails *
+			      BSPE_RING_INLINE);
 	l->sbits = ((size_t)bspe_nfrags_max(cfg) + 63) / 64 * 8;
-	l->foq = bspe_align8(sizeof(struct bspe_fofrag) * cfg->snd_wnd *
-			     cfg->nrails);
-	l->per_chan = cfg->nrails * (l->ring + l->rbits) + l->msgs +
-		      l->slots + cfg->msg_wnd * l->sbits + l->foq;
-	l->chan = bspe_align8(sizeof(struct bspe_chan)) + l->per_chan +
-		  bspe_align8(cfg->chan_priv);
+	l->chan = bspe_align8(sizeof(struct bspe_chan)) + l->rails +
+		  cfg->nrails * (l->rbits + l->ring0) + 2 * l->tab + l->m0 +
+		  l->s0 + l->foq0 + bspe_align8(cfg->chan_priv);
 	l->nbuckets = 1;
 	while (l->nbuckets < cfg->max_chans)
 		l->nbuckets <<= 1;
@@ -149,25 +153,295 @@ static void bspe_chan_wire(struct bspe_ep *ep, struct bspe_chan *ch,
 			   const struct bspe_layout *l)
 {
 	u8 *p = (u8 *)ch + bspe_align8(sizeof(*ch));
-	u32 i;
+	u32 i, n = ep->cfg.nrails;
 
-	for (i = 0; i < ep->cfg.nrails; i++) {
+	ch->srail = (struct bspe_srail *)p;
+	p += n * bspe_align8(sizeof(struct bspe_srail));
+	ch->rrail = (struct bspe_rrail *)p;
+	p += n * bspe_align8(sizeof(struct bspe_rrail));
+	ch->st = (struct bspe_stats *)p;
+	p += n * bspe_align8(sizeof(struct bspe_stats));
+	for (i = 0; i < n; i++) {
 		ch->srail[i].ring = (struct bspe_spkt *)p;
-		p += l->ring;
+		ch->srail[i].cap = BSPE_RING_INLINE;
+		p += l->ring0;
 		ch->rrail[i].bits = (u64 *)p;
 		p += l->rbits;
 	}
-	ch->msgs = (struct bspe_smsg *)p;
-	p += l->msgs;
-	ch->slots = (struct bspe_rslot *)p;
-	p += l->slots;
-	for (i = 0; i < ep->cfg.msg_wnd; i++) {
-		ch->slots[i].bits = (u64 *)p;
-		p += l->sbits;
-	}
+	ch->msgs = (struct bspe_smsg **)p;
+	p += l->tab;
+	ch->slots = (struct bspe_rslot **)p;
+	p += l->tab;
+	ch->m0 = (struct bspe_smsg *)p;
+	p += l->m0;
+	ch->s0 = (struct bspe_rslot *)p;
+	ch->s0->bits = (u64 *)(p + bspe_align8(sizeof(struct bspe_rslot)));
+	ch->s0->words = 1;
+	p += l->s0;
 	ch->foq = (struct bspe_fofrag *)p;
-	p += l->foq;
+	ch->fo_cap = n * BSPE_RING_INLINE;
+	p += l->foq0;
 	ch->priv = ep->cfg.chan_priv ? p : NULL;
+}
+
+/* The inline send descriptors of (@ch, @r), in its base allocation. */
+static struct bspe_spkt *bspe_ring0(const struct bspe_ep *ep,
+				    const struct bspe_chan *ch, u32 r)
+{
+	struct bspe_layout l;
+
+	bspe_layout_of(&ep->cfg, &l);
+	return (struct bspe_spkt *)((u8 *)ch + bspe_align8(sizeof(*ch)) +
+				    l.rails + r * (l.ring0 + l.rbits));
+}
+
+/* The inline failover queue of @ch, after its inline slot. */
+static struct bspe_fofrag *bspe_foq0(const struct bspe_chan *ch)
+{
+	return (struct bspe_fofrag *)((u8 *)ch->s0 +
+				      bspe_align8(sizeof(struct bspe_rslot)) +
+				      8);
+}
+
+/*
+ * The send ring of (@ch, @rail) is full: double it, up to snd_wnd. Every
+ * outstanding descriptor moves to its index in the new ring. Returns 0,
+ * or -ENOMEM (counted; the rail sends again once something settles).
+ */
+int bspe_ring_grow(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail)
+{
+	struct bspe_srail *sr = &ch->srail[rail];
+	u32 cap = sr->cap * 2 < ep->cfg.snd_wnd ? sr->cap * 2 :
+		  ep->cfg.snd_wnd;
+	struct bspe_spkt *ring;
+	u32 s;
+
+	if (cap <= sr->cap)
+		return -ENOSPC;
+	ring = ep->ops->chan_alloc(ep->ctx, sizeof(*ring) * cap);
+	if (!ring) {
+		ch->st[rail].grow_nomem++;
+		return -ENOMEM;
+	}
+	memset(ring, 0, sizeof(*ring) * cap);
+	for (s = sr->snd_una; s != sr->snd_nxt; s++)
+		ring[s % cap] = sr->ring[s % sr->cap];
+	if (sr->ring != bspe_ring0(ep, ch, rail))
+		ep->ops->chan_free(ep->ctx, sr->ring,
+				   sizeof(*ring) * sr->cap);
+	sr->ring = ring;
+	sr->cap = cap;
+	return 0;
+}
+
+static u32 bspe_chan_outstanding(const struct bspe_ep *ep,
+				 const struct bspe_chan *ch)
+{
+	u32 r, n = 0;
+
+	for (r = 0; r < ep->cfg.nrails; r++)
+		n += ch->srail[r].outstanding;
+	return n;
+}
+
+/*
+ * The failover queue can always take every outstanding packet of the
+ * channel, so a rail failure allocates nothing: before a new packet goes
+ * out (the next from the queue itself, or else one more outstanding),
+ * make room for it. Returns 0 or -ENOMEM (counted; the channel has
+ * packets outstanding then, whose settling sends again).
+ */
+int bspe_foq_reserve(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail)
+{
+	u32 need = ch->fo_count + bspe_chan_outstanding(ep, ch) +
+		   (ch->fo_count ? 0 : 1);
+	u32 max = ep->cfg.snd_wnd * ep->cfg.nrails, cap, i;
+	struct bspe_fofrag *q;
+
+	if (need <= ch->fo_cap)
+		return 0;
+	cap = ch->fo_cap < BSPE_FOQ_MIN ? BSPE_FOQ_MIN : ch->fo_cap;
+	while (cap < need)
+		cap *= 2;
+	if (cap > max)
+		cap = max;
+	if (cap < need)
+		return -ENOSPC;
+	q = ep->ops->chan_alloc(ep->ctx, sizeof(*q) * cap);
+	if (!q) {
+		ch->st[rail].grow_nomem++;
+		return -ENOMEM;
+	}
+	for (i = 0; i < ch->fo_count; i++)
+		q[i] = ch->foq[(ch->fo_head + i) % ch->fo_cap];
+	if (ch->foq != bspe_foq0(ch))
+		ep->ops->chan_free(ep->ctx, ch->foq,
+				   sizeof(*q) * ch->fo_cap);
+	ch->foq = q;
+	ch->fo_cap = cap;
+	ch->fo_head = 0;
+	return 0;
+}
+
+/*
+ * Memory for the message in ring index @s (about to be used): the one it
+ * held last, else the inline message, else an allocation. NULL: none
+ * (counted); the send waits for a completion of the channel.
+ */
+struct bspe_smsg *bspe_msg_get(struct bspe_ep *ep, struct bspe_chan *ch,
+			       u32 s)
+{
+	struct bspe_smsg *m = ch->msgs[s];
+	u32 i, w = ep->cfg.msg_wnd;
+
+	if (m)
+		return m;
+	if (ch->m0_used) {
+		/* the inline message may be left over in a free index */
+		for (i = ch->mcount; i < w; i++) {
+			u32 j = (ch->mhead + i) % w;
+
+			if (ch->msgs[j] == ch->m0) {
+				ch->msgs[j] = NULL;
+				ch->m0_used = 0;
+				break;
+			}
+		}
+	}
+	if (!ch->m0_used) {
+		ch->m0_used = 1;
+		m = ch->m0;
+	} else {
+		m = ep->ops->chan_alloc(ep->ctx, sizeof(*m));
+		if (!m) {
+			ch->st[0].grow_nomem++;
+			return NULL;
+		}
+	}
+	ch->msgs[s] = m;
+	return m;
+}
+
+static size_t bspe_slot_bytes(const struct bspe_rslot *sl)
+{
+	return bspe_align8(sizeof(*sl)) + (size_t)sl->words * 8;
+}
+
+static void bspe_slot_put(struct bspe_ep *ep, struct bspe_chan *ch, u32 s)
+{
+	struct bspe_rslot *sl = ch->slots[s];
+
+	ch->slots[s] = NULL;
+	if (sl == ch->s0)
+		ch->s0_used = 0;
+	else
+		ep->ops->chan_free(ep->ctx, sl, bspe_slot_bytes(sl));
+}
+
+/*
+ * A reassembly slot for index @s (inactive) able to hold a bitmap of
+ * @nfrags fragments: the one it held last if large enough, else the
+ * inline slot (one word), else an allocation. NULL: none (counted).
+ */
+struct bspe_rslot *bspe_slot_get(struct bspe_ep *ep, struct bspe_chan *ch,
+				 u32 s, u32 nfrags)
+{
+	u32 words = (nfrags + 63) / 64, i;
+	struct bspe_rslot *sl = ch->slots[s];
+
+	if (sl && sl->words >= words)
+		return sl;
+	if (sl)
+		bspe_slot_put(ep, ch, s);
+	if (words == 1 && ch->s0_used) {
+		/* the inline slot may be left over, inactive, elsewhere */
+		for (i = 0; i < ep->cfg.msg_wnd; i++) {
+			if (ch->slots[i] == ch->s0 && !ch->s0->active) {
+				ch->slots[i] = NULL;
+				ch->s0_used = 0;
+				break;
+			}
+		}
+	}
+	if (words == 1 && !ch->s0_used) {
+		ch->s0_used = 1;
+		sl = ch->s0;
+	} else {
+		sl = ep->ops->chan_alloc(ep->ctx, bspe_align8(sizeof(*sl)) +
+					 (size_t)words * 8);
+		if (!sl) {
+			ch->st[0].grow_nomem++;
+			return NULL;
+		}
+		memset(sl, 0, sizeof(*sl));
+		sl->bits = (u64 *)((u8 *)sl + bspe_align8(sizeof(*sl)));
+		sl->words = (u16)words;
+	}
+	ch->slots[s] = sl;
+	return sl;
+}
+
+/* @ch may hold memory it no longer uses: bspe_trim looks at it. */
+void bspe_trim_later(struct bspe_ep *ep, struct bspe_chan *ch)
+{
+	bspe_list_add(ep, ch, BSPE_L_TRIM);
+}
+
+/*
+ * Gives back what @ch holds beyond its base allocation and does not use
+ * (@all: everything, the channel closes). Runs only between engine calls
+ * (bspe_leave), never while a caller up the stack may hold a pointer to a
+ * ring, a message or a slot.
+ */
+static void bspe_chan_trim(struct bspe_ep *ep, struct bspe_chan *ch, int all)
+{
+	u32 i, r, w = ep->cfg.msg_wnd;
+
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		struct bspe_srail *sr = &ch->srail[r];
+
+		if (sr->ring == bspe_ring0(ep, ch, r) ||
+		    (!all && sr->snd_una != sr->snd_nxt))
+			continue;
+		ep->ops->chan_free(ep->ctx, sr->ring,
+				   sizeof(*sr->ring) * sr->cap);
+		sr->ring = bspe_ring0(ep, ch, r);
+		sr->cap = BSPE_RING_INLINE;
+		memset(sr->ring, 0, sizeof(*sr->ring) * BSPE_RING_INLINE);
+	}
+	if (ch->foq != bspe_foq0(ch) &&
+	    (all || (!ch->fo_count && !bspe_chan_outstanding(ep, ch)))) {
+		ep->ops->chan_free(ep->ctx, ch->foq,
+				   sizeof(*ch->foq) * ch->fo_cap);
+		ch->foq = bspe_foq0(ch);
+		ch->fo_cap = ep->cfg.nrails * BSPE_RING_INLINE;
+		ch->fo_head = 0;
+	}
+	for (i = all ? 0 : ch->mcount; i < w; i++) {
+		u32 j = (ch->mhead + i) % w;
+		struct bspe_smsg *m = ch->msgs[j];
+
+		if (!m)
+			continue;
+		ch->msgs[j] = NULL;
+		if (m == ch->m0)
+			ch->m0_used = 0;
+		else
+			ep->ops->chan_free(ep->ctx, m, sizeof(*m));
+	}
+	for (i = 0; i < w; i++)
+		if (ch->slots[i] && (all || !ch->slots[i]->active))
+			bspe_slot_put(ep, ch, i);
+}
+
+void bspe_trim(struct bspe_ep *ep)
+{
+	struct bspe_chan *ch;
+
+	while ((ch = ep->lists[BSPE_L_TRIM].first)) {
+		bspe_list_del(ep, ch, BSPE_L_TRIM);
+		bspe_chan_trim(ep, ch, 0);
+	}
 }
 
 struct bspe_ep *bspe_init(void *mem, size_t size, const struct bspe_cfg *cfg,
@@ -456,7 +730,7 @@ static void bspe_chan_teardown(struct bspe_ep *ep, struct bspe_chan *ch)
 
 	bspe_msg_fail_all(ep, ch, -ECONNRESET);
 	for (i = 0; i < ep->cfg.msg_wnd; i++)
-		if (ch->slots[i].active)
+		if (ch->slots[i] && ch->slots[i]->active)
 			bspe_slot_abort(ep, ch, i);
 }
 
@@ -479,10 +753,11 @@ static void bspe_chan_release(struct bspe_ep *ep, struct bspe_chan *ch)
 	ep->free_idx[ep->nfree++] = ch->idx;
 	ep->nopen--;
 	bspe_update_thresh(ep);
+	bspe_chan_trim(ep, ch, 1);
 	ep->ops->chan_free(ep->ctx, ch, ep->chan_size);
 }
 
-int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now)
+static int bspe_chan_close_in(struct bspe_ep *ep, int chan, u64 now)
 {
 	struct bspe_chan *ch = bspe_chan_get(ep, chan);
 	u32 r;
@@ -498,6 +773,16 @@ int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now)
 	/* The peer may still know the channel: a later one must be newer. */
 	bspe_inc_bump(ep);
 	return 0;
+}
+
+int bspe_chan_close(struct bspe_ep *ep, int chan, u64 now)
+{
+	int ret;
+
+	bspe_enter(ep);
+	ret = bspe_chan_close_in(ep, chan, now);
+	bspe_leave(ep);
+	return ret;
 }
 
 /*
@@ -533,7 +818,7 @@ int bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
 	return c;
 }
 
-u32 bspe_node_close(struct bspe_ep *ep, u32 node, u64 now)
+static u32 bspe_node_close_in(struct bspe_ep *ep, u32 node, u64 now)
 {
 	struct bspe_chan *ch = ep->lists[BSPE_L_OPEN].first, *next;
 	u32 n = 0;
@@ -546,6 +831,16 @@ u32 bspe_node_close(struct bspe_ep *ep, u32 node, u64 now)
 		n++;
 	}
 	return n;
+}
+
+u32 bspe_node_close(struct bspe_ep *ep, u32 node, u64 now)
+{
+	u32 ret;
+
+	bspe_enter(ep);
+	ret = bspe_node_close_in(ep, node, now);
+	bspe_leave(ep);
+	return ret;
 }
 
 void bspe_fini(struct bspe_ep *ep)

@@ -237,17 +237,19 @@ int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		struct bspe_srail *sr = &ch->srail[r];
 		struct bspe_rrail *rr = &ch->rrail[r];
 		struct bspe_spkt *ring = sr->ring;
+		u32 cap = sr->cap;
 		u64 *bits = rr->bits;
 
 		memset(sr, 0, sizeof(*sr));
 		sr->ring = ring;
+		sr->cap = cap;
 		sr->progress = now;
 		memset(rr, 0, sizeof(*rr));
 		rr->bits = bits;
 		memset(bits, 0, (size_t)ep->rcv_words * 8);
 	}
 	for (i = 0; i < ch->mcount; i++)
-		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd].msg_id = i;
+		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd]->msg_id = i;
 	ch->snd_msg_id = ch->mcount;
 	ch->rcv_next_msg = 0;
 	ch->expect_until = 0;

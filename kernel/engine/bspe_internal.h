@@ -83,9 +83,12 @@ struct bspe_fofrag {
 	u16	pad;
 };
 
-/* Reassembly slot (receiver side). */
+/*
+ * Reassembly slot (receiver side): the channel's inline one (one bitmap
+ * word) or an allocation of sizeof(struct bspe_rslot) + words * 8 bytes.
+ */
 struct bspe_rslot {
-	u64	*bits;		/* fragment bitmap (rx_frag_words words) */
+	u64	*bits;		/* fragment bitmap (@words words) */
 	u32	msg_id;
 	u32	len;
 	u32	nfrags;
@@ -93,12 +96,24 @@ struct bspe_rslot {
 	u16	unit;
 	u16	flags;		/* header flags of the first fragment */
 	u8	active;
-	u8	pad[7];
+	u8	pad;
+	u16	words;		/* bitmap words at @bits */
+	u32	pad2;
 };
+
+/*
+ * Channel memory grows with what the channel holds (Documentation/
+ * protocol.rst, "Channel memory and work"): what a channel holds in its
+ * base allocation (bspe_chan_size()), the rest allocated through
+ * ops->chan_alloc when needed and freed when no longer used.
+ */
+#define BSPE_RING_INLINE	1	/* send descriptors per rail, inline */
+#define BSPE_FOQ_MIN		8	/* smallest failover queue allocation */
 
 /* Per (channel, rail) send state. */
 struct bspe_srail {
-	struct bspe_spkt *ring;	/* snd_wnd descriptors, index seq % snd_wnd */
+	struct bspe_spkt *ring;	/* @cap descriptors, index seq % cap */
+	u32	cap;		/* BSPE_RING_INLINE .. snd_wnd */
 	u32	snd_nxt;
 	u32	snd_una;	/* lowest outstanding (wire field base) */
 	u32	outstanding;	/* descriptors in state OUT */
@@ -113,6 +128,13 @@ struct bspe_srail {
 	u8	wndreq_on;	/* last WNDREQ packet (wndreq_seq): BSPE_WNDREQ_* */
 	u32	wndreq_seq;	/* seq of the last WNDREQ packet */
 };
+
+/* Descriptor of @seq, which must lie in [snd_una, snd_nxt). */
+static inline struct bspe_spkt *bspe_spkt_of(const struct bspe_srail *sr,
+					     u32 seq)
+{
+	return &sr->ring[seq % sr->cap];
+}
 
 /* struct bspe_srail.wndreq_on: the last WNDREQ packet's reason */
 #define BSPE_WNDREQ_HALF	1	/* half the window outstanding */
@@ -148,6 +170,7 @@ enum bspe_lists {
 	BSPE_L_SEND,	/* channels with messages not yet settled */
 	BSPE_L_TIMER,	/* channels that may have a deadline */
 	BSPE_L_IDLE,	/* channels by last activity, oldest first (eviction) */
+	BSPE_L_TRIM,	/* channels that may hold memory they no longer use */
 	BSPE_L_MAX,
 };
 
@@ -171,9 +194,20 @@ struct bspe_chan {
 	u16	hnext;			/* next index in the hash chain */
 	u16	pad1;
 	u32	push_gen;		/* ordered push round that served it */
-	struct bspe_smsg *msgs;		/* msg_wnd outgoing messages */
-	struct bspe_rslot *slots;	/* msg_wnd reassembly slots */
-	struct bspe_fofrag *foq;	/* nrails * snd_wnd failover entries */
+	/* msg_wnd outgoing messages, ring index (NULL: none there) */
+	struct bspe_smsg **msgs;
+	/* msg_wnd reassembly slots, msg_id % msg_wnd (NULL: none) */
+	struct bspe_rslot **slots;
+	struct bspe_smsg *m0;		/* the inline message */
+	struct bspe_rslot *s0;		/* the inline slot (one word) */
+	struct bspe_fofrag *foq;	/* fo_cap failover entries */
+	struct bspe_srail *srail;	/* nrails, in the allocation */
+	struct bspe_rrail *rrail;	/* nrails */
+	struct bspe_stats *st;		/* nrails */
+	u32	fo_cap;			/* >= fo_count + outstanding */
+	u8	m0_used;		/* m0 is in msgs[] */
+	u8	s0_used;		/* s0 is in slots[] */
+	u8	pad2[2];
 	u64	srtt;
 	u64	last_rx;		/* last DATA accepted */
 	u64	rx_gap;			/* smoothed DATA inter-arrival */
@@ -211,9 +245,6 @@ struct bspe_chan {
 	u64	last_act;		/* last packet accepted or message sent */
 	u64	evict_start;		/* first EVICT of the attempt */
 	u64	evict_tx;		/* last EVICT of the attempt */
-	struct bspe_srail srail[BSPE_MAX_RAILS];
-	struct bspe_rrail rrail[BSPE_MAX_RAILS];
-	struct bspe_stats st[BSPE_MAX_RAILS];
 };
 
 /* Tombstone of a peer endpoint whose CLOSE freed its channel. */
@@ -268,6 +299,7 @@ struct bspe_ep {
 	u32	rx_hint;		/* channel of the last accepted packet */
 	u32	send_order;		/* next bspe_smsg.order */
 	u32	fo_total;		/* failover entries over all channels */
+	u32	depth;			/* nested engine calls (bspe_trim) */
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
 	u8	closed;			/* bspe_close_notify() was called */
 	u8	rx_blocked;		/* a channel refused for rcvbuf (own budget) */
@@ -355,6 +387,28 @@ int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_evict_send(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_evict_raw(struct bspe_ep *ep, u32 node, u16 port, u8 rail,
 		    u32 src_inc, u32 dst_inc, u32 nonce, u16 flags);
+
+/* bspe_ep.c: channel memory beyond the base allocation */
+int bspe_ring_grow(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail);
+int bspe_foq_reserve(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail);
+struct bspe_smsg *bspe_msg_get(struct bspe_ep *ep, struct bspe_chan *ch,
+			       u32 s);
+struct bspe_rslot *bspe_slot_get(struct bspe_ep *ep, struct bspe_chan *ch,
+				 u32 s, u32 nfrags);
+void bspe_trim_later(struct bspe_ep *ep, struct bspe_chan *ch);
+void bspe_trim(struct bspe_ep *ep);
+
+static inline void bspe_enter(struct bspe_ep *ep)
+{
+	ep->depth++;
+}
+
+/* Leaving the outermost engine call: give back what is no longer used. */
+static inline void bspe_leave(struct bspe_ep *ep)
+{
+	if (!--ep->depth && ep->lists[BSPE_L_TRIM].first)
+		bspe_trim(ep);
+}
 
 /* bspe_inc.c */
 void bspe_tomb_add(struct bspe_ep *ep, const struct bspe_chan *ch, u64 now);

@@ -260,9 +260,9 @@ static int bspe_check(const struct bspe_ep *ep, const struct bspe_hdr *h,
 
 void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 {
-	struct bspe_rslot *sl = &ch->slots[slot];
+	struct bspe_rslot *sl = ch->slots[slot];
 
-	if (!sl->active)
+	if (!sl || !sl->active)
 		return;
 	if (ep->ops->rx_abort)
 		ep->ops->rx_abort(ep->ctx, (int)ch->idx, slot);
@@ -270,9 +270,10 @@ void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot)
 			   ep->rx_reserved;
 	sl->active = 0;
 	ch->rx_active--;
+	bspe_trim_later(ep, ch);
 }
 
-void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
+static void bspe_rx_consumed_in(struct bspe_ep *ep, u32 bytes, u64 now)
 {
 	ep->rx_reserved -= bytes < ep->rx_reserved ? bytes : ep->rx_reserved;
 	if (ep->rx_blocked) {
@@ -281,7 +282,14 @@ void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
 	}
 }
 
-void bspe_rx_resume(struct bspe_ep *ep, u64 now)
+void bspe_rx_consumed(struct bspe_ep *ep, u32 bytes, u64 now)
+{
+	bspe_enter(ep);
+	bspe_rx_consumed_in(ep, bytes, now);
+	bspe_leave(ep);
+}
+
+static void bspe_rx_resume_in(struct bspe_ep *ep, u64 now)
 {
 	struct bspe_chan *ch;
 	u32 r;
@@ -304,7 +312,14 @@ void bspe_rx_resume(struct bspe_ep *ep, u64 now)
 	}
 }
 
-u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now)
+void bspe_rx_resume(struct bspe_ep *ep, u64 now)
+{
+	bspe_enter(ep);
+	bspe_rx_resume_in(ep, now);
+	bspe_leave(ep);
+}
+
+static u32 bspe_rx_expire_in(struct bspe_ep *ep, u64 idle_ns, u64 now)
 {
 	struct bspe_chan *ch, *next;
 	u32 n = 0;
@@ -319,7 +334,17 @@ u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now)
 	return n;
 }
 
-int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
+u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now)
+{
+	u32 ret;
+
+	bspe_enter(ep);
+	ret = bspe_rx_expire_in(ep, idle_ns, now);
+	bspe_leave(ep);
+	return ret;
+}
+
+static int bspe_expect_in(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
 {
 	struct bspe_chan *ch = bspe_chan_get(ep, chan);
 
@@ -333,14 +358,24 @@ int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
 	return 0;
 }
 
+int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
+{
+	int ret;
+
+	bspe_enter(ep);
+	ret = bspe_expect_in(ep, chan, nmsgs, now);
+	bspe_leave(ep);
+	return ret;
+}
+
 static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 {
 	for (;;) {
 		u32 slot = ch->rcv_next_msg % ep->cfg.msg_wnd;
-		struct bspe_rslot *sl = &ch->slots[slot];
+		struct bspe_rslot *sl = ch->slots[slot];
 		struct bspe_delivery d;
 
-		if (!sl->active || sl->msg_id != ch->rcv_next_msg ||
+		if (!sl || !sl->active || sl->msg_id != ch->rcv_next_msg ||
 		    sl->got != sl->nfrags)
 			break;
 		d.chan = (int)ch->idx;
@@ -353,6 +388,7 @@ static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 		d.flags = sl->flags;
 		sl->active = 0;
 		ch->rx_active--;
+		bspe_trim_later(ep, ch);
 		ch->rcv_next_msg++;
 		ch->st[0].msgs_rx++;
 		ep->ops->deliver(ep->ctx, &d);
@@ -429,9 +465,10 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	if (k->msg_id - ch->rcv_next_msg >= ep->cfg.msg_wnd)
 		return bspe_drop(st, BSPE_DROP_MSG_WINDOW, -ENOBUFS);
 	slot = k->msg_id % ep->cfg.msg_wnd;
-	sl = &ch->slots[slot];
+	sl = ch->slots[slot];
 	fi = k->frag_off / k->frag_unit;
-	if (sl->active) {
+	nfrags = k->msg_len ? (k->msg_len - 1) / k->frag_unit + 1 : 1;
+	if (sl && sl->active) {
 		if (sl->len != k->msg_len || sl->unit != k->frag_unit)
 			return bspe_drop(st, BSPE_DROP_MALFORMED, -EBADMSG);
 		if (bspe_bit(sl->bits, fi)) {
@@ -451,6 +488,12 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		bspe_rx_refused(ch, rr, k->seq);
 		ep->rx_blocked = 1;
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
+	}
+	if (!sl || !sl->active) {
+		/* Memory for it before the caller allocates its buffer. */
+		sl = bspe_slot_get(ep, ch, slot, nfrags);
+		if (!sl)
+			return bspe_drop(st, BSPE_DROP_NOMEM, -ENOMEM);
 	}
 	was_active = ch->rx_active != 0;
 	f.chan = (int)ch->idx;
@@ -475,7 +518,6 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	if (!sl->active) {
 		/* taken: its sender is no longer held back (BUSY) */
 		ch->rx_blocked = 0;
-		nfrags = k->msg_len ? (k->msg_len - 1) / k->frag_unit + 1 : 1;
 		memset(sl->bits, 0, ((nfrags + 63) / 64) * 8);
 		sl->msg_id = k->msg_id;
 		sl->len = k->msg_len;
@@ -516,12 +558,14 @@ dup:
 static void bspe_wndreq_sample(struct bspe_ep *ep, struct bspe_chan *ch,
 			       struct bspe_srail *sr, u32 ack, u64 now)
 {
-	const struct bspe_spkt *p = &sr->ring[sr->wndreq_seq % ep->cfg.snd_wnd];
+	const struct bspe_spkt *p;
 
 	if (!sr->wndreq_on || !bspe_seq_lt(sr->wndreq_seq, ack) ||
 	    bspe_seq_lt(sr->wndreq_seq, sr->snd_una) ||
-	    !bspe_seq_lt(sr->wndreq_seq, sr->snd_nxt) ||
-	    p->state != BSPE_SPKT_OUT || p->ntx != 1)
+	    !bspe_seq_lt(sr->wndreq_seq, sr->snd_nxt))
+		return;
+	p = bspe_spkt_of(sr, sr->wndreq_seq);
+	if (p->state != BSPE_SPKT_OUT || p->ntx != 1)
 		return;
 	bspe_rtt_sample(ep, ch, now - p->last_tx);
 }
@@ -762,8 +806,8 @@ int bspe_rx(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len, u64 now)
 	return bspe_rx_ext(ep, rail, pkt, len, 0, now);
 }
 
-int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
-		u32 rx_flags, u64 now)
+static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
+			  u32 rx_flags, u64 now)
 {
 	struct bspe_chan *ch;
 	struct bspe_hdr h;
@@ -914,5 +958,16 @@ int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 	bspe_kick(ep, ch, now);
 	bspe_acks_flush(ep, ch, now);
 	bspe_arm_chan(ep, ch, now);
+	return ret;
+}
+
+int bspe_rx_ext(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
+		u32 rx_flags, u64 now)
+{
+	int ret;
+
+	bspe_enter(ep);
+	ret = bspe_rx_ext_in(ep, rail, pkt, len, rx_flags, now);
+	bspe_leave(ep);
 	return ret;
 }

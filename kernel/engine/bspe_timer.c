@@ -153,7 +153,6 @@ void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 {
 	struct bspe_srail *sr = &ch->srail[rail];
 	struct bspe_rrail *rr = &ch->rrail[rail];
-	u32 size = ep->cfg.snd_wnd * ep->cfg.nrails;
 	u32 s;
 
 	if (!(ch->rail_up & (1u << rail)))
@@ -162,12 +161,13 @@ void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	ch->st[rail].rail_down++;
 	/* Failover: outstanding packets go to the queue for live rails. */
 	for (s = sr->snd_una; s != sr->snd_nxt; s++) {
-		struct bspe_spkt *p = &sr->ring[s % ep->cfg.snd_wnd];
+		struct bspe_spkt *p = bspe_spkt_of(sr, s);
 		struct bspe_fofrag *f;
 
 		if (p->state != BSPE_SPKT_OUT)
 			continue;
-		f = &ch->foq[(ch->fo_head + ch->fo_count) % size];
+		/* room reserved when it was sent (bspe_foq_reserve) */
+		f = &ch->foq[(ch->fo_head + ch->fo_count) % ch->fo_cap];
 		f->frag = p->frag;
 		f->mslot = p->mslot;
 		ch->fo_count++;
@@ -186,7 +186,8 @@ void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	bspe_kick(ep, ch, now);
 }
 
-void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
+static void bspe_rail_set_in(struct bspe_ep *ep, u32 node, u8 rail, int up,
+			     u64 now)
 {
 	struct bspe_chan *ch;
 
@@ -209,6 +210,13 @@ void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
 		}
 		bspe_arm_chan(ep, ch, now);
 	}
+}
+
+void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now)
+{
+	bspe_enter(ep);
+	bspe_rail_set_in(ep, node, rail, up, now);
+	bspe_leave(ep);
 }
 
 /* Engine evidence: a rail of @ch's node stopped answering. */
@@ -347,7 +355,7 @@ static int bspe_evict_give_up(struct bspe_ep *ep, struct bspe_chan *ch,
  * pacing release alone sends the next packets without visiting channels
  * that merely wait for their acknowledgements.
  */
-void bspe_timer(struct bspe_ep *ep, u64 now)
+static void bspe_timer_in(struct bspe_ep *ep, u64 now)
 {
 	struct bspe_chan *ch, *next;
 	u64 best = 0, t;
@@ -387,4 +395,11 @@ void bspe_timer(struct bspe_ep *ep, u64 now)
 		best = t;
 	if (best)
 		bspe_arm(ep, bspe_max64(best, now + 1));
+}
+
+void bspe_timer(struct bspe_ep *ep, u64 now)
+{
+	bspe_enter(ep);
+	bspe_timer_in(ep, now);
+	bspe_leave(ep);
 }

@@ -134,8 +134,8 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 			   u32 seq, u16 flags, u64 now)
 {
 	struct bspe_srail *sr = &ch->srail[rail];
-	struct bspe_spkt *p = &sr->ring[seq % ep->cfg.snd_wnd];
-	struct bspe_smsg *m = &ch->msgs[p->mslot];
+	struct bspe_spkt *p = bspe_spkt_of(sr, seq);
+	struct bspe_smsg *m = ch->msgs[p->mslot];
 	struct bspe_stats *st = &ch->st[rail];
 	struct bspe_xmit x;
 	struct bspe_hdr *h = (struct bspe_hdr *)x.hdr;
@@ -185,27 +185,8 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	ep->ops->xmit(ep->ctx, &x);
 }
 
-/*
- * Is anything more queued for live rail @rail of @ch (an unsent fragment
- * of its runs, a failover entry)? If not, no later packet of the rail will
- * ask for an acknowledgment.
- */
-static int bspe_rail_queued(const struct bspe_ep *ep,
-			    const struct bspe_chan *ch, u8 rail)
-{
-	u32 i;
-
-	if (ch->fo_count)
-		return 1;
-	for (i = 0; i < ch->mcount; i++) {
-		const struct bspe_smsg *m =
-			&ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd];
-
-		if (m->active && m->run_next[rail] < m->run_end[rail])
-			return 1;
-	}
-	return 0;
-}
+static int bspe_has_frag(const struct bspe_ep *ep, const struct bspe_chan *ch,
+			 u8 rail);
 
 /*
  * Resends outstanding packet @seq of (@ch, @rail), shown missing by a
@@ -217,10 +198,13 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		   u32 seq, enum bspe_cause cause, u64 seen, int last, u64 now)
 {
 	struct bspe_srail *sr = &ch->srail[rail];
-	struct bspe_spkt *p = &sr->ring[seq % ep->cfg.snd_wnd];
 	struct bspe_stats *st = &ch->st[rail];
 	u16 flags = BSPE_F_RETX;
+	struct bspe_spkt *p;
 
+	if (seq - sr->snd_una >= sr->snd_nxt - sr->snd_una)
+		return 0;
+	p = bspe_spkt_of(sr, seq);
 	if (p->state != BSPE_SPKT_OUT || !(ch->rail_up & (1u << rail)))
 		return 0;
 	/*
@@ -250,10 +234,11 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		flags |= BSPE_F_FAILOVER;
 	/*
 	 * The end of a hole in a stream that asked for acknowledgments
-	 * (window rule), with nothing more queued for the rail: no later
-	 * packet will ask, so the resend does.
+	 * (window rule), with nothing more queued for the rail (no fragment
+	 * bspe_pick_frag() would find): no later packet will ask, so the
+	 * resend does.
 	 */
-	if (last && sr->wndreq_on && !bspe_rail_queued(ep, ch, rail))
+	if (last && sr->wndreq_on && !bspe_has_frag(ep, ch, rail))
 		flags |= BSPE_F_WNDREQ;
 	if (cause == BSPE_CAUSE_HOLE)
 		st->retx_hole++;
@@ -344,21 +329,20 @@ static int bspe_pick_frag(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	*tail = 0;
 	if (ch->fo_count) {
 		struct bspe_fofrag *f = &ch->foq[ch->fo_head];
-		struct bspe_smsg *m = &ch->msgs[f->mslot];
+		struct bspe_smsg *m = ch->msgs[f->mslot];
 
 		*mslot = f->mslot;
 		*frag = f->frag;
 		*last = (m->flags & BSPE_SEND_LAST) && f->frag + 1 == m->nfrags;
 		*fo = 1;
-		ch->fo_head = (ch->fo_head + 1) %
-			      (ep->cfg.snd_wnd * ep->cfg.nrails);
+		ch->fo_head = (ch->fo_head + 1) % ch->fo_cap;
 		ch->fo_count--;
 		ep->fo_total--;
 		return 0;
 	}
 	for (i = 0; i < ch->mcount; i++) {
 		u32 s = (ch->mhead + i) % wnd;
-		struct bspe_smsg *m = &ch->msgs[s];
+		struct bspe_smsg *m = ch->msgs[s];
 
 		if (!m->active)
 			continue;
@@ -381,6 +365,29 @@ static int bspe_pick_frag(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	return -ENOENT;
 }
 
+/* Would bspe_pick_frag() find a fragment for @rail? */
+static int bspe_has_frag(const struct bspe_ep *ep, const struct bspe_chan *ch,
+			 u8 rail)
+{
+	u32 i, r, wnd = ep->cfg.msg_wnd;
+
+	if (ch->fo_count)
+		return 1;
+	for (i = 0; i < ch->mcount; i++) {
+		const struct bspe_smsg *m = ch->msgs[(ch->mhead + i) % wnd];
+
+		if (!m->active)
+			continue;
+		for (r = 0; r < ep->cfg.nrails; r++) {
+			if (r != rail && (ch->rail_up & (1u << r)))
+				continue;
+			if (m->run_next[r] < m->run_end[r])
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* Sends one new DATA packet on @rail if allowed; returns 1 if sent. */
 static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 			 u64 now)
@@ -397,17 +404,25 @@ static int bspe_push_one(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		ep->budget_blocked = 1;
 		return 0;
 	}
+	if (!bspe_has_frag(ep, ch, rail))
+		return 0;
+	/* Room for one more: the ring grows, the failover queue with it. */
+	if (sr->snd_nxt - sr->snd_una >= sr->cap &&
+	    bspe_ring_grow(ep, ch, rail))
+		return 0;
+	if (bspe_foq_reserve(ep, ch, rail))
+		return 0;
 	if (bspe_pick_frag(ep, ch, rail, &mslot, &frag, &last, &fo, &tail))
 		return 0;
-	p = &sr->ring[sr->snd_nxt % ep->cfg.snd_wnd];
+	p = bspe_spkt_of(sr, sr->snd_nxt);
 	memset(p, 0, sizeof(*p));
 	p->state = BSPE_SPKT_OUT;
 	p->frag = frag;
 	p->mslot = mslot;
-	p->epoch = ch->msgs[mslot].epoch;
+	p->epoch = ch->msgs[mslot]->epoch;
 	p->ntx = 1;
 	p->last_tx = now;
-	if (ch->msgs[mslot].flags & BSPE_SEND_SYNC)
+	if (ch->msgs[mslot]->flags & BSPE_SEND_SYNC)
 		p->flags |= BSPE_SPKT_SYNC;
 	if (last)
 		p->flags |= BSPE_SPKT_LAST;
@@ -527,7 +542,7 @@ static void bspe_push_ordered(struct bspe_ep *ep, u64 now)
 		if (ch->push_gen == gen)
 			continue;
 		if (!bspe_msg_unsent(ep, m) &&
-		    !(ch->fo_count && &ch->msgs[ch->foq[ch->fo_head].mslot] == m))
+		    !(ch->fo_count && ch->msgs[ch->foq[ch->fo_head].mslot] == m))
 			continue;
 		ch->push_gen = gen;
 		ep->st.chan_visits++;
@@ -572,8 +587,8 @@ void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		bspe_push(ep, ch, now);
 }
 
-int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
-	      u64 now)
+static int bspe_send_in(struct bspe_ep *ep, int chan, void *msg, u32 len,
+			u32 flags, u64 now)
 {
 	struct bspe_chan *ch = bspe_chan_get(ep, chan);
 	u8 live[BSPE_MAX_RAILS];
@@ -595,7 +610,9 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	bspe_touch(ep, ch, now);
 	bspe_rtt_adopt(ep, ch);
 	s = (ch->mhead + ch->mcount) % ep->cfg.msg_wnd;
-	m = &ch->msgs[s];
+	m = bspe_msg_get(ep, ch, s);
+	if (!m)
+		return -EAGAIN;	/* counted: a message of @ch completes first */
 	memset(m, 0, sizeof(*m));
 	nfrags = bspe_msg_nfrags(ep, len);
 	m->cookie = msg;
@@ -648,6 +665,17 @@ int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
 	return 0;
 }
 
+int bspe_send(struct bspe_ep *ep, int chan, void *msg, u32 len, u32 flags,
+	      u64 now)
+{
+	int ret;
+
+	bspe_enter(ep);
+	ret = bspe_send_in(ep, chan, msg, len, flags, now);
+	bspe_leave(ep);
+	return ret;
+}
+
 /* @m is settled: out of the endpoint's FIFO. */
 static void bspe_msg_unlink(struct bspe_ep *ep, struct bspe_smsg *m)
 {
@@ -669,20 +697,21 @@ static void bspe_msg_unlink(struct bspe_ep *ep, struct bspe_smsg *m)
 void bspe_msg_settle(struct bspe_ep *ep, struct bspe_chan *ch, u16 mslot,
 		     u64 now)
 {
-	struct bspe_smsg *m = &ch->msgs[mslot];
+	struct bspe_smsg *m = ch->msgs[mslot];
 
 	(void)now;
-	if (!m->active || !m->unsettled)
+	if (!m || !m->active || !m->unsettled)
 		return;
 	if (--m->unsettled)
 		return;
 	bspe_msg_unlink(ep, m);
 	ch->st[0].msgs_tx++;
 	ep->ops->complete(ep->ctx, m->cookie, 0);
-	while (ch->mcount && !ch->msgs[ch->mhead].active) {
+	while (ch->mcount && !ch->msgs[ch->mhead]->active) {
 		ch->mhead = (ch->mhead + 1) % ep->cfg.msg_wnd;
 		ch->mcount--;
 	}
+	bspe_trim_later(ep, ch);
 	if (!ch->mcount)
 		bspe_list_del(ep, ch, BSPE_L_SEND);
 }
@@ -694,7 +723,7 @@ void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status)
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		struct bspe_srail *sr = &ch->srail[r];
 
-		memset(sr->ring, 0, sizeof(*sr->ring) * ep->cfg.snd_wnd);
+		memset(sr->ring, 0, sizeof(*sr->ring) * sr->cap);
 		ep->outstanding -= sr->outstanding;
 		sr->outstanding = 0;
 		sr->snd_una = sr->snd_nxt;
@@ -705,8 +734,8 @@ void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status)
 	ch->fo_count = 0;
 	ch->fo_head = 0;
 	for (i = 0; i < ch->mcount; i++) {
-		struct bspe_smsg *m = &ch->msgs[(ch->mhead + i) %
-						ep->cfg.msg_wnd];
+		struct bspe_smsg *m = ch->msgs[(ch->mhead + i) %
+					       ep->cfg.msg_wnd];
 
 		if (!m->active)
 			continue;
@@ -716,4 +745,5 @@ void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status)
 	}
 	ch->mcount = 0;
 	bspe_list_del(ep, ch, BSPE_L_SEND);
+	bspe_trim_later(ep, ch);
 }

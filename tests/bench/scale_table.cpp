@@ -7,13 +7,16 @@
 // in the same run. Documentation/testing.rst ("Scale") explains the columns and the figures.
 //
 // Usage: scale_table [-p 8,64,256,1024] [-r 1,2,4] [-l 0,0.001] [-w total,sparse]
-//                    [-s supersteps] [-h bytes] [-m GiB] [-B]
-// -m: a configuration whose nodes' engines would hold more than this much memory together in
-// this one process (default 8 GiB) is skipped with a note (the total exchange at p = 1024).
+//                    [-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B]
+// -m: a configuration whose nodes' channels would hold more than this much memory together in
+// this one process in their base allocations (default 8 GiB) is skipped with a note.
+// -S: the engine's send budget, sndbuf_pkts (default the module's, 1024): a total exchange
+// holds 2 (p - 1) packets or more until the next barrier.
 // -B: no process expects its barrier partner's message (bspe_expect), as libbsp's messaging
 // layer did before it did: what expecting changes under loss.
 // Exit status 0 iff every run delivered every message exactly once and intact; the targets are
 // printed, never asserted (a benchmark, not a test).
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -55,6 +58,14 @@ bspe_cfg scale_cfg(int p) {
     return c;
 }
 
+// Peak resident memory of this process so far (KiB): the simulated cluster's engines, the
+// simulator's own state, and whatever earlier rows left in the allocator.
+long peak_rss_kib() {
+    rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
 uint64_t cpu_ns() {
     timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -75,9 +86,11 @@ struct Row {
     uint64_t mem_max = 0, chans_max = 0;
     double ns_per_pkt = 0;
     double wall_s = 0;
+    long rss_mib = 0;  // peak RSS of the process after the run
 };
 
 bool g_expect_barrier = true;  // -B: false
+uint32_t g_sndbuf_pkts = 0;    // -S: the engine's send budget (0: the module's default)
 
 Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, uint32_t h) {
     Row r;
@@ -100,6 +113,8 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     }
     bspe_cfg cfg = scale_cfg(p);
     cfg.nrails = static_cast<uint8_t>(rails);  // as the sim sets it, for bspe_chan_size
+    if (g_sndbuf_pkts)
+        cfg.sndbuf_pkts = g_sndbuf_pkts;
     uint64_t w0 = cpu_ns();
     Sim sim(n, cfg);
     sim.measure_cpu = true;
@@ -132,24 +147,27 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     r.retx = t.retx_hole + t.retx_prod + t.retx_timeout + t.retx_failover;
     r.lost = sim.wire().data_lost;
     r.timeouts = t.timeouts;
-    size_t fixed = bspe_mem_size(&cfg), chan = bspe_chan_size(&cfg);
+    // a node's engine memory: its fixed part and the peak of its channels' (base allocations
+    // and what they held in flight)
+    size_t fixed = bspe_mem_size(&cfg);
     for (int i = 0; i < p; i++) {
-        r.mem_max = std::max<uint64_t>(r.mem_max, fixed + sim.node(i).chan_bytes);
-        r.chans_max = std::max<uint64_t>(r.chans_max, sim.node(i).chan_bytes / chan);
+        r.mem_max = std::max<uint64_t>(r.mem_max, fixed + sim.node(i).chan_bytes_max);
+        r.chans_max = std::max<uint64_t>(r.chans_max, bspe_chan_count(sim.node(i).ep()));
     }
     r.ns_per_pkt = t.data_tx ? double(sim.engine_cpu_ns()) / double(t.data_tx) : 0;
     r.wall_s = double(cpu_ns() - w0) / 1e9;
+    r.rss_mib = peak_rss_kib() / 1024;
     return r;
 }
 
 void print(const Row &r) {
     std::printf(
         "%-7s %5d %5d %5.1f%% %9.1f %9.1f %6.2fx %9.0f %8.4f %8.4f %6lu %6lu %5lu %9.1f %5lu %7.0f "
-        "%7.1f %s\n",
+        "%7.1f %6ld %s\n",
         r.pattern.c_str(), r.p, r.rails, r.loss * 100, r.t_us, r.model_us, r.ratio, r.barrier_b,
         r.acks_per_data, r.acks_np_per_data, (unsigned long)r.retx, (unsigned long)r.lost,
         (unsigned long)r.timeouts, double(r.mem_max) / 1024, (unsigned long)r.chans_max,
-        r.ns_per_pkt, r.wall_s, r.ok ? "ok" : ("FAILED: " + r.err).c_str());
+        r.ns_per_pkt, r.wall_s, r.rss_mib, r.ok ? "ok" : ("FAILED: " + r.err).c_str());
     std::fflush(stdout);
 }
 
@@ -195,6 +213,8 @@ int main(int argc, char **argv) {
             h = static_cast<uint32_t>(std::atol(argv[i + 1]));
         else if (o == "-m")
             mem_gib = std::atof(argv[i + 1]);
+        else if (o == "-S")
+            g_sndbuf_pkts = static_cast<uint32_t>(std::max(1, std::atoi(argv[i + 1])));
         else if (o == "-w") {
             pats.clear();
             std::stringstream ss(argv[i + 1]);
@@ -204,7 +224,7 @@ int main(int argc, char **argv) {
         } else {
             std::fprintf(stderr,
                          "usage: %s [-p LIST] [-r LIST] [-l LIST] [-w total,sparse] "
-                         "[-s supersteps] [-h bytes] [-m GiB] [-B]\n",
+                         "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B]\n",
                          argv[0]);
             return 2;
         }
@@ -217,16 +237,19 @@ int main(int argc, char **argv) {
         "rate, l = (barrier rounds + 2) one-way latencies); barrier = bytes a process sends in\n"
         "one barrier; acks/data = explicit acks per data packet (-probes: less the answers to "
         "sender\n"
-        "timeout probes); mem = engine memory of the "
-        "largest node\n(bspe_mem_size + open channels); chans = its open channels; ns/pkt = "
-        "engine CPU per data packet\nsent (all engine calls of the run); cpu s = host CPU of "
-        "the run.\n\n",
+        "timeout probes); mem = peak engine memory of the "
+        "largest node\n(bspe_mem_size + its channels, with what they held in flight); chans = "
+        "its open channels;\nns/pkt = engine CPU per data packet sent (all engine calls of the "
+        "run); cpu s = host CPU of\nthe run; rss = peak resident memory of this process so far "
+        "(MiB).\n\n",
         kGbps, (unsigned long)(kLatency / kUs), h, supersteps);
     if (!g_expect_barrier)
         std::printf("-B: no process expects its barrier partner's message (bspe_expect).\n\n");
-    std::printf("%-7s %5s %5s %6s %9s %9s %7s %9s %8s %8s %6s %6s %5s %9s %5s %7s %7s\n", "pattern",
-                "p", "rails", "loss", "T us", "model us", "ratio", "barrier", "acks/dat", "-probes",
-                "retx", "lost", "TOs", "mem KiB", "chans", "ns/pkt", "cpu s");
+    if (g_sndbuf_pkts)
+        std::printf("-S: send budget sndbuf_pkts = %u packets.\n\n", g_sndbuf_pkts);
+    std::printf("%-7s %5s %5s %6s %9s %9s %7s %9s %8s %8s %6s %6s %5s %9s %5s %7s %7s %6s\n",
+                "pattern", "p", "rails", "loss", "T us", "model us", "ratio", "barrier", "acks/dat",
+                "-probes", "retx", "lost", "TOs", "mem KiB", "chans", "ns/pkt", "cpu s", "rss");
     std::map<std::string, Row> rows;
     bool all = true;
     for (const auto &pn : pats) {
@@ -242,7 +265,7 @@ int main(int argc, char **argv) {
                     double need = double(p) * chans * double(bspe_chan_size(&c)) / double(1 << 30);
                     if (need > mem_gib) {
                         std::printf(
-                            "%-7s %5d %5d %5.1f%% skipped: the simulated cluster would "
+                            "%-7s %5d %5d %5.1f%% skipped: the simulated cluster's channels would "
                             "hold %.0f GiB of engine memory (-m %.0f)\n",
                             pn.c_str(), p, nr, loss * 100, need, mem_gib);
                         continue;

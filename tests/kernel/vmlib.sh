@@ -124,6 +124,23 @@ bsp_nodes()
 	done
 }
 
+# bsp_rails_netem NETEM-ARGS...: the same netem qdisc (tc-netem(8) arguments,
+# e.g. "loss 5% duplicate 1%") as the root qdisc of every rail port that
+# bsp_nodes made (host side, so it applies to what each node sends), replacing
+# what was there; "bsp_rails_netem delay 0ms" takes an impairment back off.
+bsp_rails_netem()
+{
+	local i r
+
+	modprobe sch_netem || fail "modprobe sch_netem"
+	for ((i = 0; i < BSP_NODES; i++)); do
+		for ((r = 0; r < BSP_RAILS; r++)); do
+			tc qdisc replace dev "n${i}r$r" root netem "$@" ||
+				fail "netem $* on n${i}r$r"
+		done
+	done
+}
+
 # bsp_fuzzer_ns: a namespace "fz" whose eth0 is a port of rail0, which then
 # floods every frame to every port (no learning), so a fuzzer in fz sees the
 # unicast traffic of the nodes. Removed when the case exits.

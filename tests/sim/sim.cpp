@@ -117,15 +117,19 @@ int Node::cb_chan_new(void *ctx, uint32_t node, uint16_t port, void **, uint8_t 
 
 void *Node::cb_chan_alloc(void *ctx, size_t size) {
     auto *n = static_cast<Node *>(ctx);
-    if (n->chan_alloc_fail > 0) {
+    const bool chan = size == bspe_chan_size(bspe_get_cfg(n->ep_));
+    if (chan && n->chan_alloc_fail > 0) {
         --n->chan_alloc_fail;
         return nullptr;
     }
+    if (!chan && n->refuse_grow && n->refuse_grow(size))
+        return nullptr;
     std::unique_ptr<uint64_t[]> m(new uint64_t[(size + 7) / 8]);
     void *p = m.get();
     n->chan_mem_.emplace(p, std::move(m));
     n->chan_bytes += size;
-    n->chan_allocs++;
+    n->chan_bytes_max = std::max(n->chan_bytes_max, n->chan_bytes);
+    (chan ? n->chan_allocs : n->grow_allocs)++;
     return p;
 }
 

@@ -141,11 +141,16 @@ class Node {
     std::function<void(Node &, const Delivered &)> on_deliver;
     std::function<void(Node &, uint64_t serial, int status)> on_complete;
     std::function<void(Node &, int peer, int rail, int up)> on_rail_event;
-    // Channel memory the engine holds now (ops->chan_alloc minus chan_free), and allocations.
+    // Channel memory the engine holds now (ops->chan_alloc minus chan_free) and its peak;
+    // channel allocations (bspe_chan_size() bytes) and the others (rings growing).
     uint64_t chan_bytes = 0;
+    uint64_t chan_bytes_max = 0;
     uint64_t chan_allocs = 0;
-    // ops->chan_alloc fails while this is non-zero (counted down per refusal).
+    uint64_t grow_allocs = 0;
+    // ops->chan_alloc of a channel fails while this is non-zero (counted down per refusal).
     int chan_alloc_fail = 0;
+    // Tests: a growth allocation (any other size) fails when this returns true.
+    std::function<bool(size_t size)> refuse_grow;
     // Tests: decides rx_data before the node stores anything (a non-zero errno refuses the
     // fragment, as a receiver out of memory does).
     std::function<int(const bspe_rx_frag &)> rx_gate;

@@ -15,7 +15,9 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -314,6 +316,24 @@ TEST(ShmSettings, BadValuesAreClearErrors) {
                           " is invalid (expected a power of two from 4k to 1024M bytes)");
         }
     }
+    unsetenv("BSP_SHM_RING");
+    for (const char *v : {"", "1000", "2k", "-1", "2048M"}) {
+        setenv("BSP_SHM_DIRECT", v, 1);
+        try {
+            (void)bsp::rt::shm_settings_from_environment();
+            ADD_FAILURE() << "BSP_SHM_DIRECT=" << v << " accepted";
+        } catch (const std::runtime_error &e) {
+            EXPECT_EQ(std::string(e.what()),
+                      std::string("BSP_SHM_DIRECT=") + v +
+                          " is invalid (expected a power of two from 4k to 1024M bytes, or 0)");
+        }
+    }
+    setenv("BSP_SHM_DIRECT", "0", 1);
+    EXPECT_EQ(bsp::rt::shm_settings_from_environment().direct_bytes, 0u);
+    setenv("BSP_SHM_DIRECT", "8k", 1);
+    EXPECT_EQ(bsp::rt::shm_settings_from_environment().direct_bytes, 8192u);
+    unsetenv("BSP_SHM_DIRECT");
+    EXPECT_EQ(bsp::rt::shm_settings_from_environment().direct_bytes, 1u << 20);
     setenv("BSP_SHM_RING", "64k", 1);
     EXPECT_EQ(bsp::rt::shm_settings_from_environment().ring_bytes, 65536u);
     setenv("BSP_SHM_RING", "4096", 1);
@@ -353,11 +373,13 @@ std::vector<std::byte> board_blob(int pid, std::size_t call, std::size_t len) {
 // error of every thread ("" when none).
 std::vector<std::string> on_one_host(
     int nprocs, const std::function<void(int, ThreadSession &, Transport &)> &fn,
-    std::size_t ring_bytes = std::size_t{1} << 20, int control_fd = -1) {
+    std::size_t ring_bytes = std::size_t{1} << 20, int control_fd = -1,
+    std::size_t direct_bytes = 0) {
     Hub hub(nprocs);
     ShmSettings settings;
     settings.mode = ShmSettings::Mode::On;
     settings.ring_bytes = ring_bytes;
+    settings.direct_bytes = direct_bytes;
     std::vector<std::string> errors(static_cast<std::size_t>(nprocs));
     std::vector<std::thread> threads;
     for (int p = 0; p < nprocs; ++p) {
@@ -474,7 +496,9 @@ TEST(ShmBoard, AProcessThatNeverArrivesEndsTheWaitWithTornDown) {
 // and data all went in the board), one of 200 KiB puts only its data units, and a superstep
 // whose registrations do not fit in the board goes by messages (a put: its counts and its
 // unit) and the next one is through the board again.
-TEST(ShmBoard, SuperstepsThroughTheBoardDeliverEveryByteExactlyOnce) {
+// direct_bytes: the direct area per pair (0: none; the puts and sends go in the board or in
+// streams as described above). With areas, what fits in them sends no message.
+void supersteps_through_the_board(std::size_t direct_bytes) {
     constexpr int kProcs = 4;
     constexpr std::size_t kMax = 200 << 10;
     auto value = [](int src, int dst, int step, std::size_t i) {
@@ -484,7 +508,7 @@ TEST(ShmBoard, SuperstepsThroughTheBoardDeliverEveryByteExactlyOnce) {
         const std::size_t sizes[] = {8, 128, 1000, 4000, 65536, kMax};
         return sizes[static_cast<std::size_t>(step + src) % 6];
     };
-    const auto errors = on_one_host(kProcs, [&](int p, ThreadSession &, Transport &t) {
+    const auto body = [&](int p, ThreadSession &, Transport &t) {
         bsp::rt::Runtime r(p, kProcs, &t, bsp::rt::MessagingConfig{});
         std::vector<unsigned char> in(kProcs * kMax), out(kMax), got(kMax);
         std::uint64_t word = 0;
@@ -540,7 +564,8 @@ TEST(ShmBoard, SuperstepsThroughTheBoardDeliverEveryByteExactlyOnce) {
         }
         r.sync("bsp_sync");
         EXPECT_EQ(r.messaging().stats().messages_sent, 0u);
-        // 200 KiB puts: the data units only.
+        // 200 KiB puts: the data units only (none when they fit in the direct areas).
+        const std::uint64_t big = direct_bytes >= kMax + 64 ? 0 : 3;
         for (int d = 0; d < kProcs; ++d) {
             if (d != p) {
                 r.put("bsp_put", d, out.data(), in.data(), static_cast<std::int64_t>(p * kMax),
@@ -548,8 +573,8 @@ TEST(ShmBoard, SuperstepsThroughTheBoardDeliverEveryByteExactlyOnce) {
             }
         }
         r.sync("bsp_sync");
-        EXPECT_EQ(r.messaging().stats().messages_sent, 3u);
-        EXPECT_EQ(r.messaging().stats().units_sent, 3u);
+        EXPECT_EQ(r.messaging().stats().messages_sent, big);
+        EXPECT_EQ(r.messaging().stats().units_sent, big);
         // 8200 registrations (65,600 bytes of sizes in every summary) do not fit.
         std::vector<std::uint64_t> areas(8200);
         for (auto &a : areas) {
@@ -557,15 +582,173 @@ TEST(ShmBoard, SuperstepsThroughTheBoardDeliverEveryByteExactlyOnce) {
         }
         r.put("bsp_put", (p + 1) % kProcs, &word, in.data(), p * 8, 8, false);
         r.sync("bsp_sync");
-        EXPECT_EQ(r.messaging().stats().messages_sent, 2u);  // its counts and one unit
-        EXPECT_EQ(r.messaging().stats().units_sent, 1u);
+        // Its counts and one unit; nothing when the put went in the direct area.
+        EXPECT_EQ(r.messaging().stats().messages_sent, direct_bytes > 0 ? 0u : 2u);
+        EXPECT_EQ(r.messaging().stats().units_sent, direct_bytes > 0 ? 0u : 1u);
         r.put("bsp_put", (p + 1) % kProcs, &word, &areas.back(), 0, sizeof word, false);
         r.sync("bsp_sync");
         EXPECT_EQ(r.messaging().stats().messages_sent, 0u);
         EXPECT_EQ(areas.back(), static_cast<std::uint64_t>(59 * 1000 + (p + kProcs - 1) % kProcs));
         r.sync("bsp_end", bsp::rt::SyncKind::End);
-    });
+    };
+    const auto errors = on_one_host(kProcs, body, std::size_t{1} << 20, -1, direct_bytes);
     for (int p = 0; p < kProcs; ++p) {
         EXPECT_EQ(errors[static_cast<std::size_t>(p)], "") << "process " << p;
+    }
+}
+
+TEST(ShmBoard, SuperstepsThroughTheBoardDeliverEveryByteExactlyOnce) {
+    supersteps_through_the_board(0);
+}
+
+// The same supersteps with direct areas of 1 MiB (the default: every put and send of them
+// fits) and of 4 KiB (the puts of up to 4000 bytes and the BSMP messages after them fit,
+// the larger ones and everything after them to the same destination go in the board or in
+// streams).
+TEST(ShmDirect, SuperstepsThroughDirectAreasDeliverEveryByteExactlyOnce) {
+    supersteps_through_the_board(std::size_t{1} << 20);
+}
+
+TEST(ShmDirect, SuperstepsThroughSmallDirectAreasDeliverEveryByteExactlyOnce) {
+    supersteps_through_the_board(4096);
+}
+
+// Order across the two paths: to one destination, a put and a BSMP message that fit in the
+// 4 KiB direct area, then an 8000-byte put and message that do not, then a small put and
+// message that would fit again. The destination's area ends with the last put's 8 bytes over
+// the large put's first 8 (the later put wins) and its queue holds the three messages in
+// the order sent.
+TEST(ShmDirect, CallsAfterOneThatDidNotFitKeepTheirOrder) {
+    constexpr int kProcs = 2;
+    const auto errors = on_one_host(
+        kProcs,
+        [&](int p, ThreadSession &, Transport &t) {
+            bsp::rt::Runtime r(p, kProcs, &t, bsp::rt::MessagingConfig{});
+            std::vector<unsigned char> area(8000, 0), big(8000), small(8, 0x11), last(8, 0x22);
+            for (std::size_t i = 0; i < big.size(); ++i) {
+                big[i] = static_cast<unsigned char>(i * 7 + 3);
+            }
+            r.push_reg("bsp_push_reg", area.data(), static_cast<std::int64_t>(area.size()));
+            r.sync("bsp_sync");
+            if (p == 0) {
+                r.put("bsp_put", 1, small.data(), area.data(), 0, 8, false);
+                r.send("bsp_send", 1, nullptr, small.data(), 8);
+                r.put("bsp_put", 1, big.data(), area.data(), 0, 8000, false);
+                r.send("bsp_send", 1, nullptr, big.data(), 8000);
+                r.put("bsp_put", 1, last.data(), area.data(), 0, 8, false);
+                r.send("bsp_send", 1, nullptr, last.data(), 8);
+            }
+            r.sync("bsp_sync");
+            if (p == 1) {
+                std::vector<unsigned char> want = big;
+                std::fill(want.begin(), want.begin() + 8, 0x22);
+                EXPECT_EQ(area, want);
+                std::int64_t count = 0, bytes = 0;
+                r.qsize(&count, &bytes);
+                ASSERT_EQ(count, 3);
+                ASSERT_EQ(bytes, 8016);
+                for (const auto *m : {&small, &big, &last}) {
+                    std::vector<unsigned char> got(m->size());
+                    r.move("bsp_move", got.data(), static_cast<std::int64_t>(got.size()));
+                    EXPECT_EQ(got, *m);
+                }
+            } else {
+                // The calls that did not fit went in the board: no message either.
+                EXPECT_EQ(r.messaging().stats().messages_sent, 0u);
+            }
+            r.sync("bsp_end", bsp::rt::SyncKind::End);
+        },
+        std::size_t{1} << 20, -1, 4096);
+    EXPECT_EQ(errors[0], "");
+    EXPECT_EQ(errors[1], "");
+}
+
+// A transport that shows this process a crafted direct area of process 1 in superstep 1
+// instead of the real one (everything else is the shared-memory transport's).
+class CraftedDirectArea : public Transport {
+  public:
+    CraftedDirectArea(Transport &t, std::vector<std::byte> area) : t_(t), area_(std::move(area)) {}
+    std::string name() const override { return t_.name(); }
+    std::string description() const override { return t_.description(); }
+    std::size_t max_message_bytes() const override { return t_.max_message_bytes(); }
+    void send(int dst, std::vector<std::byte> m, unsigned flags) override {
+        t_.send(dst, std::move(m), flags);
+    }
+    std::optional<Received> receive() override { return t_.receive(); }
+    void flush_sends() override { t_.flush_sends(); }
+    void barrier_completed(std::uint64_t epoch) override { t_.barrier_completed(epoch); }
+    void set_pacing_rate(std::uint64_t r) override { t_.set_pacing_rate(r); }
+    void expect_from(int src, std::uint32_t m, std::uint64_t b) override {
+        t_.expect_from(src, m, b);
+    }
+    std::size_t board_blob_bytes() const override { return t_.board_blob_bytes(); }
+    bsp::rt::BoardGather board_allgather(std::span<const std::byte> mine) override {
+        return t_.board_allgather(mine);
+    }
+    std::span<std::byte> direct_out(int dst, std::uint64_t step) override {
+        return t_.direct_out(dst, step);
+    }
+    std::span<const std::byte> direct_in(int src, std::uint64_t step) const override {
+        return src == 1 && step == 1 ? std::span<const std::byte>(area_) : t_.direct_in(src, step);
+    }
+    void serve_in_background() override { t_.serve_in_background(); }
+    void shutdown() override { t_.shutdown(); }
+
+  private:
+    Transport &t_;
+    std::vector<std::byte> area_;
+};
+
+// Process 0 reads a corrupt direct area of process 1 in its second sync: a length beyond the
+// area, a truncated record, a record chunk (not whole), a get reply, a put outside the
+// registered area. Each is a ProtocolError naming it, never a read outside the area.
+TEST(ShmDirect, CorruptDirectAreaIsAClearError) {
+    auto le = [](std::vector<std::byte> &v, std::uint64_t x, int n) {
+        for (int i = 0; i < n; ++i) {
+            v.push_back(static_cast<std::byte>((x >> (8 * i)) & 0xff));
+        }
+    };
+    // A record header (kind, slot, offset, total, chunk offset, length) and its data.
+    auto area = [&](std::uint64_t used, int kind, std::uint64_t offset, std::uint32_t total,
+                    std::uint32_t chunk_off, std::uint32_t len, std::size_t data) {
+        std::vector<std::byte> v;
+        le(v, used, 8);
+        le(v, static_cast<std::uint64_t>(kind), 1);
+        le(v, 0, 4);
+        le(v, offset, 8);
+        le(v, total, 4);
+        le(v, chunk_off, 4);
+        le(v, len, 4);
+        v.resize(v.size() + data);
+        v.resize(4096);
+        return v;
+    };
+    const struct {
+        std::vector<std::byte> area;
+        const char *error;
+    } cases[] = {
+        {area(4089, 1, 0, 8, 0, 8, 8), "shared-memory direct area of process 1 is corrupt"},
+        {area(30, 1, 0, 8, 0, 8, 8), "truncated messaging-layer message"},
+        {area(33, 1, 0, 8, 4, 4, 4),
+         "shared-memory direct area of process 1 with a record that is not a whole put or send"},
+        {area(33, 3, 0, 8, 0, 8, 8),
+         "shared-memory direct area of process 1 with a record that is not a whole put or send"},
+        {area(33, 1, 60, 8, 0, 8, 8), "put from process 1 outside a registered area"},
+    };
+    for (const auto &c : cases) {
+        const auto errors = on_one_host(
+            2,
+            [&](int p, ThreadSession &, Transport &t) {
+                CraftedDirectArea crafted(t, c.area);
+                bsp::rt::Runtime r(p, 2, p == 0 ? static_cast<Transport *>(&crafted) : &t,
+                                   bsp::rt::MessagingConfig{});
+                std::uint64_t word[8] = {};
+                r.push_reg("bsp_push_reg", word, sizeof word);
+                r.sync("bsp_sync");
+                r.sync("bsp_sync");  // process 0 reads the crafted area, process 1 returns
+            },
+            std::size_t{1} << 20, -1, 4096);
+        EXPECT_EQ(errors[0], c.error);
+        EXPECT_EQ(errors[1], "");
     }
 }

@@ -23,12 +23,7 @@ SOAK=$TREE/userlib-test-programs/soak
 af_bsp_load
 bsp_nodes 4 2
 bsp_wait_peers 3
-modprobe sch_netem || fail "modprobe sch_netem"
-for i in 0 1 2 3; do
-	for r in 0 1; do
-		tc qdisc add dev "n${i}r$r" root netem loss 1% || fail "netem on n${i}r$r"
-	done
-done
+bsp_rails_netem loss 1%
 
 flap()
 {

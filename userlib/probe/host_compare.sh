@@ -8,6 +8,8 @@
 # microseconds per superstep, each repetition counted as its slowest process, the median
 # of ROUNDS runs of the four programs taken in turn (so that a busy moment of the host
 # does not fall on one side only). Prints one table; asserts nothing about speed.
+# "MPI rank0" is Open MPI's time as rank 0 alone sees it (what mpi_exchange reported before
+# it counted the slowest process as exchange does), for comparison with older tables.
 # Usage: host_compare.sh BENCH_DIR   (build/<tree>/bench: exchange, mpi_exchange)
 #   P, WORDS ("16 1024 65536"), REPS_SMALL (200), REPS_LARGE (20), ROUNDS (5) may be set.
 set -eu
@@ -23,6 +25,7 @@ time_of() {
     *) echo "host_compare: no verified result: $line" >&2; exit 1 ;;
     esac
 }
+rank0_of() { sed -n 's/^rank 0 alone: \([0-9.]*\) us per superstep$/\1/p'; }
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { echo "scale=2; $1 / $2" | bc -l | sed 's/^\./0./'; }
 bsp() { BSP_NPROCS=$p "$@" "$dir/exchange" -n "$bytes" -r "$reps" | time_of; }
@@ -33,30 +36,34 @@ have_mpi=0
 
 echo "BSPlib total exchange p=$p on one host vs Open MPI MPI_Alltoall (shared memory); us/superstep,"
 echo "median of ${ROUNDS:-5} rounds; MPI/x = Open MPI's time / BSPlib's (above 1: BSPlib faster)"
-printf '%6s %7s %9s %9s %9s %9s %8s %8s %8s\n' words bytes shm UDP+MAC "UDP noMAC" "Open MPI" \
-    MPI/shm MPI/UDP "MAC cost"
+printf '%6s %7s %9s %9s %9s %9s %9s %8s %8s %8s\n' words bytes shm UDP+MAC "UDP noMAC" "Open MPI" \
+    "MPI rank0" MPI/shm MPI/UDP "MAC cost"
 for w in $words; do
     bytes=$((w * 8))
     reps=${REPS_SMALL:-200}
     [ "$w" -ge 65536 ] && reps=${REPS_LARGE:-20}
-    s='' a='' n='' m=''
+    s='' a='' n='' m='' z=''
     for _ in $(seq "${ROUNDS:-5}"); do
         s="$s $(bsp env BSP_TRANSPORT=auto BSP_SHM=1)"
         a="$a $(bsp env BSP_TRANSPORT=udp BSP_SHM=0)"
         n="$n $(bsp env BSP_TRANSPORT=udp BSP_SHM=0 BSP_UDP_AUTH=0)"
-        [ $have_mpi = 0 ] ||
-            m="$m $($mpirun -n "$p" "$dir/mpi_exchange" -n "$bytes" -r "$reps" | time_of)"
+        if [ $have_mpi = 1 ]; then
+            out=$($mpirun -n "$p" "$dir/mpi_exchange" -n "$bytes" -r "$reps")
+            m="$m $(echo "$out" | time_of)"
+            z="$z $(echo "$out" | rank0_of)"
+        fi
     done
     shm=$(echo "$s" | median)
     auth=$(echo "$a" | median)
     plain=$(echo "$n" | median)
-    mpi=- vs_shm=- vs_udp=-
+    mpi=- rank0=- vs_shm=- vs_udp=-
     if [ $have_mpi = 1 ]; then
         mpi=$(echo "$m" | median)
+        rank0=$(echo "$z" | median)
         vs_shm=$(ratio "$mpi" "$shm")x
         vs_udp=$(ratio "$mpi" "$auth")x
     fi
-    printf '%6s %7s %9s %9s %9s %9s %8s %8s %7sx\n' "$w" "$bytes" "$shm" "$auth" "$plain" "$mpi" \
-        "$vs_shm" "$vs_udp" "$(ratio "$auth" "$plain")"
+    printf '%6s %7s %9s %9s %9s %9s %9s %8s %8s %7sx\n' "$w" "$bytes" "$shm" "$auth" "$plain" \
+        "$mpi" "$rank0" "$vs_shm" "$vs_udp" "$(ratio "$auth" "$plain")"
 done
 echo "MAC cost: UDP time with the MAC / without it"

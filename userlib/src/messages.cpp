@@ -169,6 +169,7 @@ std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t rou
                                       const BarrierMsg &m) {
     const BarrierSummary &s = m.summary;
     std::vector<std::byte> out;
+    out.reserve(barrier_msg_bytes(m.counters.size()));  // the usual size: one allocation
     Writer w(out);
     write_header(w, {MsgType::Barrier, superstep, round});
     w.put<std::uint32_t>(s.first);

@@ -323,7 +323,8 @@ std::optional<BarrierResult> Messaging::board_barrier(std::uint64_t superstep,
     for (std::size_t j = 0; j < n && j < mine.row.size(); ++j) {
         msg.counters[j] = j != static_cast<std::size_t>(pid_) && mine.row[j] ? 1 : 0;
     }
-    std::vector<std::byte> blob;
+    std::vector<std::byte> &blob = board_blob_;
+    blob.clear();
     std::vector<bool> inline_out(n, false);
     {
         Writer w(blob);

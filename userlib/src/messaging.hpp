@@ -183,6 +183,9 @@ class Messaging {
     // source, its units of puts and sends for us that came in the board.
     std::vector<bool> board_inline_out_;
     UnitsBySource board_inline_in_;
+    // board_barrier()'s blob, kept from one call to the next (no allocation when its size
+    // does not grow).
+    std::vector<std::byte> board_blob_;
 };
 
 }  // namespace bsp::rt

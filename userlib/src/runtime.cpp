@@ -46,7 +46,40 @@ bool within(std::uint64_t offset, std::uint64_t nbytes, std::int64_t size) {
     return offset <= s && nbytes <= s - offset;
 }
 
+// Little-endian stores into a direct area (the layout of codec.hpp's Writer).
+template <typename T>
+std::byte *store_le(std::byte *at, T v) {
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+        at[i] = static_cast<std::byte>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff);
+    }
+    return at + sizeof(T);
+}
+
+// The length before a direct area's records.
+constexpr std::size_t kDirectLength = 8;
+
+// Buffers larger than this are given back after a superstep instead of kept for the next.
+constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
+
 }  // namespace
+
+void Runtime::DestOps::clear() {
+    records.clear();
+    arena.clear();
+    gets.clear();
+    if (arena.capacity() > kKeepBytes) {
+        arena.shrink_to_fit();
+    }
+    if (records.capacity() * sizeof(Buffered) > kKeepBytes) {
+        records.shrink_to_fit();
+    }
+    if (gets.capacity() * sizeof(PendingGet) > kKeepBytes) {
+        gets.shrink_to_fit();
+    }
+    direct = {};
+    direct_used = 0;
+    direct_closed = false;
+}
 
 Runtime::Runtime(int pid, int nprocs, Transport *transport, MessagingConfig cfg)
     : pid_(pid),
@@ -54,7 +87,60 @@ Runtime::Runtime(int pid, int nprocs, Transport *transport, MessagingConfig cfg)
       transport_(transport),
       messaging_(pid, nprocs, transport, cfg),
       ops_(static_cast<std::size_t>(nprocs)),
-      start_(std::chrono::steady_clock::now()) {}
+      start_(std::chrono::steady_clock::now()) {
+    for (int j = 0; transport_ && j < nprocs_; ++j) {
+        if (j != pid_) {
+            ops_[static_cast<std::size_t>(j)].direct = transport_->direct_out(j, superstep_);
+        }
+    }
+}
+
+bool Runtime::put_direct(DestOps &d, RecordKind kind, std::uint32_t a, std::uint64_t b,
+                         std::span<const std::byte> first, std::span<const std::byte> second) {
+    if (d.direct_closed || d.direct.empty()) {
+        return false;
+    }
+    const std::size_t len = first.size() + second.size();
+    const std::size_t room = d.direct.size() - kDirectLength - d.direct_used;
+    if (room < kRecordHeaderBytes || len > room - kRecordHeaderBytes) {
+        d.direct_closed = true;
+        return false;
+    }
+    // A whole record (chunk offset 0) with the header of a data unit's records; the
+    // area is smaller than 4 GiB, so the record is not wide.
+    std::byte *at = d.direct.data() + kDirectLength + d.direct_used;
+    at = store_le<std::uint8_t>(at, static_cast<std::uint8_t>(kind));
+    at = store_le<std::uint32_t>(at, a);
+    at = store_le<std::uint64_t>(at, b);
+    at = store_le<std::uint32_t>(at, static_cast<std::uint32_t>(len));
+    at = store_le<std::uint32_t>(at, 0);
+    at = store_le<std::uint32_t>(at, static_cast<std::uint32_t>(len));
+    if (!first.empty()) {
+        std::memcpy(at, first.data(), first.size());
+    }
+    if (!second.empty()) {
+        std::memcpy(at + first.size(), second.data(), second.size());
+    }
+    d.direct_used += kRecordHeaderBytes + len;
+    return true;
+}
+
+std::span<const std::byte> Runtime::direct_records(std::size_t src) const {
+    if (!transport_) {
+        return {};
+    }
+    const auto area = transport_->direct_in(static_cast<int>(src), superstep_);
+    if (area.size() < kDirectLength) {
+        return {};
+    }
+    Reader rd(area);
+    const auto used = rd.get<std::uint64_t>();
+    if (used > rd.remaining()) {
+        throw ProtocolError("shared-memory direct area of process " + std::to_string(src) +
+                            " is corrupt");
+    }
+    return area.subspan(kDirectLength, static_cast<std::size_t>(used));
+}
 
 double Runtime::time() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -137,6 +223,12 @@ void Runtime::put(std::string_view call, int pid, const void *src, void *dst, st
         throw Misuse(call, pid_, "source pointer is NULL");
     }
     DestOps &d = ops_[static_cast<std::size_t>(pid)];
+    // Straight into shared memory when the destination has a direct area with room (a
+    // bsp_hpput too: its source may be read at any time until the sync).
+    if (put_direct(d, RecordKind::Put, slot, static_cast<std::uint64_t>(offset),
+                   as_bytes(src, static_cast<std::size_t>(nbytes)))) {
+        return;
+    }
     check_count(call, pid, d.records.size(), "puts and sends");
     Buffered b;
     b.rec.kind = RecordKind::Put;
@@ -204,6 +296,13 @@ void Runtime::send(std::string_view call, int pid, const void *tag, const void *
         throw Misuse(call, pid_, "payload pointer is NULL");
     }
     DestOps &d = ops_[static_cast<std::size_t>(pid)];
+    if (put_direct(d, RecordKind::Send, static_cast<std::uint32_t>(tagsize_), 0,
+                   tagsize_ > 0 ? as_bytes(tag, static_cast<std::size_t>(tagsize_))
+                                : std::span<const std::byte>{},
+                   nbytes > 0 ? as_bytes(payload, static_cast<std::size_t>(nbytes))
+                              : std::span<const std::byte>{})) {
+        return;
+    }
     check_count(call, pid, d.records.size(), "puts and sends");
     Buffered b;
     b.rec.kind = RecordKind::Send;
@@ -360,6 +459,18 @@ void Runtime::count_out(SuperstepProfile &sp) const {
         if (j == static_cast<std::size_t>(pid_)) {
             continue;
         }
+        Reader rd(ops_[j].direct.empty() ? std::span<const std::byte>{}
+                                         : std::span<const std::byte>(ops_[j].direct)
+                                               .subspan(kDirectLength, ops_[j].direct_used));
+        while (auto rec = next_record(rd)) {
+            if (rec->kind == RecordKind::Put) {
+                sp.out_put_bytes += rec->chunk.size();
+                ++sp.out_put_n;
+            } else {
+                sp.out_send_bytes += rec->chunk.size();
+                ++sp.out_send_n;
+            }
+        }
         for (const auto &b : ops_[j].records) {
             if (b.rec.kind == RecordKind::Put) {
                 sp.out_put_bytes += b.len;
@@ -377,10 +488,13 @@ void Runtime::count_in(const UnitsBySource &in, SuperstepProfile &sp) const {
         if (src == static_cast<std::size_t>(pid_)) {
             continue;
         }
-        for (const auto &unit : in[src]) {
-            Reader rd(unit);
-            read_header(rd);
-            read_unit_info(rd);
+        // The direct area first (its records are whole), then the units.
+        for (std::size_t u = 0; u <= in[src].size(); ++u) {
+            Reader rd(u == 0 ? direct_records(src) : std::span<const std::byte>(in[src][u - 1]));
+            if (u > 0) {
+                read_header(rd);
+                read_unit_info(rd);
+            }
             while (auto rec = next_record(rd)) {
                 const std::uint64_t first = rec->chunk_off == 0 ? 1 : 0;
                 switch (rec->kind) {
@@ -410,7 +524,7 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         sp.enter_sync = time();
         count_out(sp);
     }
-    Contribution mine;
+    Contribution &mine = mine_;
     mine.kind = kind;
     mine.ready = ready;
     mine.tagsize_request = static_cast<std::int32_t>(tagsize_request_);  // <= kMaxTagBytes
@@ -423,8 +537,11 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     }
 
     // What goes to every other process (hp puts read their source when it is sent).
-    std::vector<Outgoing> out(n);
+    std::vector<Outgoing> &out = out_;
+    out.resize(n);
     for (std::size_t j = 0; j < n; ++j) {
+        out[j].records.clear();
+        out[j].gets.clear();
         if (j == static_cast<std::size_t>(pid_)) {
             continue;
         }
@@ -439,6 +556,13 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
             out[j].gets.push_back(g.req);
         }
     }
+    // The length of every direct area of this superstep, written also when it is 0 (the
+    // area may hold what an earlier superstep of the same parity wrote).
+    for (std::size_t j = 0; j < n; ++j) {
+        if (!ops_[j].direct.empty()) {
+            store_le<std::uint64_t>(ops_[j].direct.data(), ops_[j].direct_used);
+        }
+    }
     const BarrierResult b = messaging_.barrier(superstep_, mine, &out);
     validate(call, kind, b.all);
     if (profile_) {
@@ -446,8 +570,9 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     }
     all_ready_ = b.all.all_ready;
     // Every process pushed as often (validated): the sizes of each, from the barrier.
-    std::vector<RegOps> reg(n);
+    std::vector<RegOps> reg;
     if (!mine.ops.push_sizes.empty()) {
+        reg.resize(n);
         if (b.all.pushes.size() != n) {
             throw ProtocolError("barrier without the registrations of every process");
         }
@@ -486,7 +611,7 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     }
     tagsize_request_ = -1;
     for (auto &d : ops_) {
-        d = DestOps{};
+        d.clear();
     }
     gets_issued_ = 0;
     if (profile_) {
@@ -495,6 +620,11 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
         superstep_begin_ = sp.end;
     }
     ++superstep_;
+    for (std::size_t j = 0; j < n; ++j) {
+        if (j != static_cast<std::size_t>(pid_)) {
+            ops_[j].direct = transport_->direct_out(static_cast<int>(j), superstep_);
+        }
+    }
     if (kind == SyncKind::End) {
         messaging_.finish(superstep_);
     }
@@ -578,22 +708,31 @@ void Runtime::apply_local(std::vector<BsmpQueue::Message> &messages) {
     }
 }
 
-// The puts and sends of process @src, from its data units. A peer's BSMP messages carry
-// the superstep's tag size and arrive whole: memory is reserved for a message up to what
-// the stream holds, never what it claims.
+// The puts and sends of process @src: first those of its direct area (whole records,
+// written before any of its records that went in units), then those of its data units. A
+// peer's BSMP messages carry the superstep's tag size and arrive whole: memory is reserved
+// for a message up to what the stream holds, never what it claims.
 void Runtime::apply_remote(std::size_t src, const std::vector<DataUnit> &units,
                            std::vector<BsmpQueue::Message> &messages) {
     const std::string from = "process " + std::to_string(src);
-    std::size_t stream_bytes = 0;
+    const std::span<const std::byte> direct = direct_records(src);
+    std::size_t stream_bytes = direct.size();
     for (const auto &unit : units) {
         stream_bytes += unit.size();
     }
     std::uint64_t send_left = 0;  // bytes still due to the message being assembled
-    for (const auto &unit : units) {
-        Reader rd(unit);
-        read_header(rd);
-        read_unit_info(rd);
+    for (std::size_t u = 0; u <= units.size(); ++u) {
+        Reader rd(u == 0 ? direct : std::span<const std::byte>(units[u - 1]));
+        if (u > 0) {
+            read_header(rd);
+            read_unit_info(rd);
+        }
         while (auto rec = next_record(rd)) {
+            if (u == 0 && (rec->kind == RecordKind::Reply || rec->chunk_off != 0 ||
+                           rec->chunk.size() != rec->total)) {
+                throw ProtocolError("shared-memory direct area of " + from +
+                                    " with a record that is not a whole put or send");
+            }
             if (rec->kind == RecordKind::Put) {
                 if (!registry_.active(rec->a) ||
                     !within(rec->b, rec->total, registry_.size_at(rec->a, pid_))) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -82,7 +83,16 @@ class Runtime {
         std::vector<Buffered> records;
         std::vector<std::byte> arena;
         std::vector<PendingGet> gets;
+        // This superstep's direct area for the destination (Transport::direct_out; empty:
+        // none): puts and sends are written there at the call, as records after an 8-byte
+        // length, while they fit; the first that does not closes it, and that record and
+        // every later one go to `records` (so that they are applied in call order).
+        std::span<std::byte> direct;
+        std::size_t direct_used = 0;  // bytes of records written after the length
+        bool direct_closed = false;
         bool empty() const { return records.empty() && gets.empty(); }
+        // Empties it for the next superstep, keeping the buffers' memory.
+        void clear();
     };
 
     void check_pid(std::string_view call, int pid) const;
@@ -98,6 +108,13 @@ class Runtime {
     void deliver(const UnitsBySource &in);
     void apply_gets(const UnitsBySource &in);
     void apply_local(std::vector<BsmpQueue::Message> &messages);
+    // Writes a put or send (data: its bytes, in one or two pieces) into the direct area
+    // of d; false (and the area closed) when it does not fit or there is none.
+    bool put_direct(DestOps &d, RecordKind kind, std::uint32_t a, std::uint64_t b,
+                    std::span<const std::byte> first, std::span<const std::byte> second = {});
+    // The records process src wrote in its direct area for this process in this superstep
+    // (checked: a corrupt area is a ProtocolError); empty when there is none.
+    std::span<const std::byte> direct_records(std::size_t src) const;
     void apply_remote(std::size_t src, const std::vector<DataUnit> &units,
                       std::vector<BsmpQueue::Message> &messages);
     void count_out(SuperstepProfile &sp) const;
@@ -110,6 +127,10 @@ class Runtime {
     Registry registry_;
     BsmpQueue queue_;
     std::vector<DestOps> ops_;
+    // What sync() gives the messaging layer, kept from one superstep to the next so that
+    // a sync allocates nothing in the steady state.
+    Contribution mine_;
+    std::vector<Outgoing> out_;
     std::uint64_t superstep_ = 0;
     std::int64_t tagsize_ = 0;
     std::int64_t tagsize_request_ = -1;

@@ -74,6 +74,7 @@ struct alignas(shm::kLine) SegHeader {
     std::uint64_t nonce[2];
     std::uint64_t ring_bytes;
     std::uint32_t nrings;
+    std::uint64_t direct_bytes;                               // per direct area (0: none)
     alignas(shm::kLine) std::atomic<std::uint32_t> sleeping;  // the owner waits on its bell
 };
 static_assert(sizeof(SegHeader) == 2 * shm::kLine);
@@ -89,8 +90,16 @@ std::size_t board_bytes(std::size_t board_procs) {
     return board_procs == 0 ? 0 : sizeof(BoardHeader) + 2 * board_procs * kBoardSlot;
 }
 
-std::size_t segment_bytes(std::size_t nrings, std::size_t ring, std::size_t board_procs) {
-    return sizeof(SegHeader) + nrings * shm::Ring::footprint(ring) + board_bytes(board_procs);
+// The direct areas after the board (only with it): for each parity of the superstep, one
+// per other process, in pid order.
+std::size_t direct_areas_bytes(std::size_t board_procs, std::size_t direct) {
+    return board_procs < 2 ? 0 : 2 * (board_procs - 1) * direct;
+}
+
+std::size_t segment_bytes(std::size_t nrings, std::size_t ring, std::size_t board_procs,
+                          std::size_t direct) {
+    return sizeof(SegHeader) + nrings * shm::Ring::footprint(ring) + board_bytes(board_procs) +
+           direct_areas_bytes(board_procs, direct);
 }
 
 std::string read_first_line(const char *path) {
@@ -166,6 +175,7 @@ struct Published {
     std::uint64_t nonce[2] = {0, 0};
     std::uint64_t ring_bytes = 0;
     std::uint32_t nrings = 0;
+    std::uint64_t direct_bytes = 0;
 };
 
 class ShmTransport final : public Transport {
@@ -209,6 +219,8 @@ class ShmTransport final : public Transport {
     }
     std::size_t board_blob_bytes() const override { return board_ ? kBoardBlob : 0; }
     BoardGather board_allgather(std::span<const std::byte> mine) override;
+    std::span<std::byte> direct_out(int dst, std::uint64_t superstep) override;
+    std::span<const std::byte> direct_in(int src, std::uint64_t superstep) const override;
 
   private:
     struct Out {
@@ -225,6 +237,7 @@ class ShmTransport final : public Transport {
         std::vector<std::byte> partial;
         std::string name;            // "process <pid>", for errors
         std::size_t ring_bytes = 0;  // of its segment
+        std::size_t direct_bytes = 0;
     };
 
     // Index of process `src`'s ring in process `owner`'s segment.
@@ -248,6 +261,7 @@ class ShmTransport final : public Transport {
     std::size_t nlocal_ = 0;
     std::unique_ptr<Transport> remote_;
     std::size_t ring_bytes_;
+    std::size_t direct_bytes_;  // 0 without a board
     Fd seg_fd_;
     Mapping own_;
     // The doorbell. Keeping its write end open means the read end never reports end of
@@ -264,6 +278,12 @@ class ShmTransport final : public Transport {
         return board_ + sizeof(BoardHeader) +
                (parity * static_cast<std::size_t>(nprocs_) + static_cast<std::size_t>(pid)) *
                    kBoardSlot;
+    }
+    // Direct area `index` (the other process's rank among the owner's peers) of a parity
+    // in a segment whose board starts at `board`.
+    static std::byte *direct_area(std::byte *board, std::size_t nprocs, std::size_t direct,
+                                  std::uint64_t parity, std::size_t index) {
+        return board + board_bytes(nprocs) + (parity * (nprocs - 1) + index) * direct;
     }
 };
 
@@ -284,7 +304,8 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
       control_fd_(session.control_fd()),
       local_(local),
       remote_(std::move(remote)),
-      ring_bytes_(settings.ring_bytes) {
+      ring_bytes_(settings.ring_bytes),
+      direct_bytes_(remote_ ? 0 : settings.direct_bytes) {
     if (local_.size() != static_cast<std::size_t>(nprocs_) ||
         !local_[static_cast<std::size_t>(pid_)]) {
         throw std::logic_error("shared-memory transport: bad table of local processes");
@@ -307,7 +328,7 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
             throw std::runtime_error("shared-memory transport: memfd_create: " + errno_text(errno));
         }
         seg_fd_.reset(fd);
-        const std::size_t len = segment_bytes(nrings, ring_bytes_, board_procs);
+        const std::size_t len = segment_bytes(nrings, ring_bytes_, board_procs, direct_bytes_);
         if (fchmod(fd, 0600) != 0 || ftruncate(fd, static_cast<off_t>(len)) != 0 ||
             fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
             throw std::runtime_error("shared-memory transport: cannot size " + std::to_string(len) +
@@ -326,6 +347,7 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
         }
         h->ring_bytes = ring_bytes_;
         h->nrings = static_cast<std::uint32_t>(nrings);
+        h->direct_bytes = direct_bytes_;
         h->sleeping.store(0, std::memory_order_relaxed);
         for (std::size_t i = 0; i < nrings; ++i) {
             shm::Ring::init(own_.ring(i, ring_bytes_));
@@ -354,6 +376,7 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
         mine.nonce[1] = h->nonce[1];
         mine.ring_bytes = ring_bytes_;
         mine.nrings = static_cast<std::uint32_t>(nrings);
+        mine.direct_bytes = direct_bytes_;
     }
     std::vector<std::byte> blob;
     {
@@ -370,6 +393,7 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
         w.put<std::uint64_t>(mine.nonce[1]);
         w.put<std::uint64_t>(mine.ring_bytes);
         w.put<std::uint32_t>(mine.nrings);
+        w.put<std::uint64_t>(mine.direct_bytes);
     }
     const auto all = session.allgather(blob);
     if (all.size() != static_cast<std::size_t>(nprocs_)) {
@@ -399,9 +423,12 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
         o.nonce[1] = r.get<std::uint64_t>();
         o.ring_bytes = r.get<std::uint64_t>();
         o.nrings = r.get<std::uint32_t>();
+        o.direct_bytes = r.get<std::uint64_t>();
         const std::string who = "process " + std::to_string(p);
         if (o.nrings != nrings || o.ring_bytes < kMinRing || o.ring_bytes > kMaxRing ||
-            (o.ring_bytes & (o.ring_bytes - 1)) != 0) {
+            (o.ring_bytes & (o.ring_bytes - 1)) != 0 || (board_procs == 0 && o.direct_bytes != 0) ||
+            (o.direct_bytes != 0 && (o.direct_bytes < kMinRing || o.direct_bytes > kMaxRing ||
+                                     (o.direct_bytes & (o.direct_bytes - 1)) != 0))) {
             throw std::runtime_error("shared-memory transport: " + who +
                                      " sees another set of processes on this host");
         }
@@ -417,7 +444,7 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
         }
         struct stat ss {
         }, bs{};
-        const std::size_t len = segment_bytes(nrings, o.ring_bytes, board_procs);
+        const std::size_t len = segment_bytes(nrings, o.ring_bytes, board_procs, o.direct_bytes);
         if (fstat(seg.get(), &ss) != 0 || fstat(bell.get(), &bs) != 0 || ss.st_dev != o.seg_dev ||
             ss.st_ino != o.seg_ino || bs.st_dev != o.bell_dev || bs.st_ino != o.bell_ino ||
             static_cast<std::size_t>(ss.st_size) != len) {
@@ -432,13 +459,15 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
         peer.map.reset(a, len);
         const SegHeader *h = peer.map.seg();
         if (h->magic != kSegMagic || h->nonce[0] != o.nonce[0] || h->nonce[1] != o.nonce[1] ||
-            h->ring_bytes != o.ring_bytes || h->nrings != nrings) {
+            h->ring_bytes != o.ring_bytes || h->nrings != nrings ||
+            h->direct_bytes != o.direct_bytes) {
             throw std::runtime_error("shared-memory transport: the segment of " + who +
                                      " is not what it published");
         }
         peer.local = true;
         peer.name = who;
         peer.ring_bytes = o.ring_bytes;
+        peer.direct_bytes = o.direct_bytes;
         peer.to = shm::Ring(peer.map.ring(ring_index(p, pid_), o.ring_bytes), o.ring_bytes);
         peer.from = shm::Ring(own_.ring(ring_index(pid_, p), ring_bytes_), ring_bytes_);
         peer.bell.reset(bell.release());
@@ -689,6 +718,34 @@ BoardGather ShmTransport::board_allgather(std::span<const std::byte> mine) {
     return g;
 }
 
+// Direct areas: process `owner`'s area for `other` has index other - (other > owner) among
+// the owner's nprocs - 1 areas of a parity (every process is local when there is a board).
+std::span<std::byte> ShmTransport::direct_out(int dst, std::uint64_t superstep) {
+    if (!board_ || direct_bytes_ == 0 || dst < 0 || dst >= nprocs_ || dst == pid_) {
+        return {};
+    }
+    auto *board = static_cast<std::byte *>(own_.ring(nlocal_ - 1, ring_bytes_));
+    const auto index = static_cast<std::size_t>(dst - (dst > pid_ ? 1 : 0));
+    return {
+        direct_area(board, static_cast<std::size_t>(nprocs_), direct_bytes_, superstep % 2, index),
+        direct_bytes_};
+}
+
+std::span<const std::byte> ShmTransport::direct_in(int src, std::uint64_t superstep) const {
+    if (!board_ || src < 0 || src >= nprocs_ || src == pid_) {
+        return {};
+    }
+    const Peer &p = peers_[static_cast<std::size_t>(src)];
+    if (p.direct_bytes == 0) {
+        return {};
+    }
+    auto *board = static_cast<std::byte *>(p.map.ring(nlocal_ - 1, p.ring_bytes));
+    const auto index = static_cast<std::size_t>(pid_ - (pid_ > src ? 1 : 0));
+    return {
+        direct_area(board, static_cast<std::size_t>(nprocs_), p.direct_bytes, superstep % 2, index),
+        p.direct_bytes};
+}
+
 void ShmTransport::flush_sends() {
     for (;;) {
         progress();
@@ -711,6 +768,30 @@ void ShmTransport::flush_sends() {
     }
 }
 
+// A size of BSP_SHM_RING or BSP_SHM_DIRECT: a power of two from 4k to 1024M (or 0).
+std::size_t parse_shm_bytes(const char *name, const char *v, bool zero) {
+    std::string t(v);
+    if (zero && t == "0") {
+        return 0;
+    }
+    std::size_t mult = 1;
+    if (!t.empty() && (t.back() == 'k' || t.back() == 'K')) {
+        mult = 1024;
+        t.pop_back();
+    } else if (!t.empty() && t.back() == 'M') {
+        mult = 1 << 20;
+        t.pop_back();
+    }
+    const auto n = parse_integer(t, 1, static_cast<long long>(kMaxRing));
+    const std::size_t b = n ? static_cast<std::size_t>(*n) * mult : 0;
+    if (!n || b < kMinRing || b > kMaxRing || (b & (b - 1)) != 0) {
+        throw std::runtime_error(std::string(name) + "=" + v +
+                                 " is invalid (expected a power of two from 4k to 1024M bytes" +
+                                 (zero ? ", or 0)" : ")"));
+    }
+    return b;
+}
+
 }  // namespace
 
 ShmSettings shm_settings_from_environment() {
@@ -728,23 +809,10 @@ ShmSettings shm_settings_from_environment() {
         }
     }
     if (const char *v = std::getenv("BSP_SHM_RING")) {
-        std::string t(v);
-        std::size_t mult = 1;
-        if (!t.empty() && (t.back() == 'k' || t.back() == 'K')) {
-            mult = 1024;
-            t.pop_back();
-        } else if (!t.empty() && t.back() == 'M') {
-            mult = 1 << 20;
-            t.pop_back();
-        }
-        const auto n = parse_integer(t, 1, static_cast<long long>(kMaxRing));
-        const std::size_t b = n ? static_cast<std::size_t>(*n) * mult : 0;
-        if (!n || b < kMinRing || b > kMaxRing || (b & (b - 1)) != 0) {
-            throw std::runtime_error(std::string("BSP_SHM_RING=") + v +
-                                     " is invalid (expected a power of two from 4k to 1024M "
-                                     "bytes)");
-        }
-        s.ring_bytes = b;
+        s.ring_bytes = parse_shm_bytes("BSP_SHM_RING", v, false);
+    }
+    if (const char *v = std::getenv("BSP_SHM_DIRECT")) {
+        s.direct_bytes = parse_shm_bytes("BSP_SHM_DIRECT", v, true);
     }
     return s;
 }

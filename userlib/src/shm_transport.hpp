@@ -23,9 +23,12 @@ struct ShmSettings {
     enum class Mode { Auto, On, Off };
     Mode mode = Mode::Auto;                         // BSP_SHM: auto (default), 1, 0
     std::size_t ring_bytes = std::size_t{1} << 20;  // BSP_SHM_RING: per ordered pair
+    // BSP_SHM_DIRECT: the direct area per ordered pair and parity of the superstep, when
+    // every process is on this host (0: none; Transport::direct_out).
+    std::size_t direct_bytes = std::size_t{1} << 20;
 };
 
-// Reads BSP_SHM and BSP_SHM_RING. Throws std::runtime_error naming a bad value.
+// Reads BSP_SHM, BSP_SHM_RING and BSP_SHM_DIRECT. Throws std::runtime_error naming a bad value.
 ShmSettings shm_settings_from_environment();
 
 // This process's host identity: the boot id, the process's pid, network and mount

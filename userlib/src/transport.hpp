@@ -95,6 +95,26 @@ class Transport {
         throw std::logic_error(name() + " transport has no shared board");
     }
 
+    // Direct areas (Documentation/messaging.rst, "Puts straight into shared memory"): when
+    // every process of the job is on this host, per destination and parity of the
+    // superstep, the shared memory this process writes its puts and sends for dst into
+    // at the call. Empty when there is none (the same answer in every process). The
+    // destination reads it in place in the sync of that superstep, after the barrier,
+    // through direct_in(); the barrier of the next superstep orders that reading before
+    // this process writes the same parity again.
+    virtual std::span<std::byte> direct_out(int dst, std::uint64_t superstep) {
+        (void)dst;
+        (void)superstep;
+        return {};
+    }
+    // The area process src writes for this one in `superstep` (every byte of it is
+    // checked by the reader: it lies in src's memory).
+    virtual std::span<const std::byte> direct_in(int src, std::uint64_t superstep) const {
+        (void)src;
+        (void)superstep;
+        return {};
+    }
+
     // bsp_end: keep answering peers (acknowledgements, retransmissions) from a background
     // thread until shutdown(), while the process waits in the launcher's collective finish.
     virtual void serve_in_background() = 0;

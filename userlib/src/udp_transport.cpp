@@ -642,7 +642,8 @@ void UdpTransport::cb_timer(void *ctx, u64 when) {
     t->timer_at_ = when;
 }
 
-// Channel memory: bounded by cfg_.max_chans channels of bspe_chan_size() bytes each.
+// Channel memory: at most cfg_.max_chans channels of bspe_chan_size() bytes each, and the
+// rings they grow with what they hold in flight (freed when it settles).
 void *UdpTransport::cb_chan_alloc(void *, size_t size) {
     return std::calloc(1, size);  // aligned for any type, so to 8
 }

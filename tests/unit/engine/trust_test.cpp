@@ -139,8 +139,11 @@ struct End {
             const auto *w = reinterpret_cast<const uint64_t *>(ch);
             size_t at = s.size();
             s.insert(s.end(), w, w + words);
-            auto *copy = reinterpret_cast<bspe_chan *>(s.data() + at);
-            std::memset(copy->st, 0, sizeof(copy->st));
+            // the per-rail counters, in the channel's allocation after the struct
+            auto *copy = reinterpret_cast<uint8_t *>(s.data() + at);
+            std::memset(copy + (reinterpret_cast<const uint8_t *>(ch->st) -
+                                reinterpret_cast<const uint8_t *>(ch)),
+                        0, sizeof(bspe_stats) * cfg.nrails);
         }
         return s;
     }

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include <string>
+#include <utility>
 
 #include "program_runner.hpp"
 
@@ -751,6 +752,12 @@ TEST(SharedMemory, BadSettingsAreClearErrors) {
               "power of two from 4k to 1024M bytes)\n");
     EXPECT_NE(r.exit_status, 0);
     expect_clean(r);
+    r = run("allsums_v1", 2, {}, {{"BSP_SHM", "1"}, {"BSP_SHM_DIRECT", "1000"}});
+    EXPECT_EQ(r.err,
+              "BSPlib error: bsp_begin on process 0: BSP_SHM_DIRECT=1000 is invalid (expected "
+              "a power of two from 4k to 1024M bytes, or 0)\n");
+    EXPECT_NE(r.exit_status, 0);
+    expect_clean(r);
 }
 
 TEST(SharedMemory, SeedProgramsAndCollectivesOnUpTo8Processes) {
@@ -795,14 +802,20 @@ TEST(SharedMemory, MixedLocalAndRemoteRouting) {
 
 #ifdef BSP_EXCHANGE_PATH
 // 64 KiB per pair through 4 KiB rings: the senders wait for room, nothing is lost (the
-// exchange checks every byte it receives), locally and with an emulated remote host.
+// exchange checks every byte it receives), locally and with an emulated remote host. On
+// one host the puts go in the direct areas (1 MiB by default) unless they are off
+// (BSP_SHM_DIRECT=0) or too small for them (4k: the 64 KiB puts go in the rings, the
+// exchange's small puts of its results in the areas).
 TEST(SharedMemory, RingsFarSmallerThanTheDataLoseNothing) {
-    for (const char *hosts : {"", "a,a,a,b"}) {
+    const std::pair<const char *, const char *> cases[] = {
+        {"", "0"}, {"", "4k"}, {"", "1M"}, {"a,a,a,b", "1M"}};
+    for (const auto &[hosts, direct] : cases) {
         auto r =
             run_program({BSP_EXCHANGE_PATH, "-n", "65536", "-r", "3"}, {{"BSP_NPROCS", "4"},
                                                                         {"BSP_TRANSPORT", "udp"},
                                                                         {"BSP_SHM", "1"},
                                                                         {"BSP_SHM_RING", "4k"},
+                                                                        {"BSP_SHM_DIRECT", direct},
                                                                         {"BSP_SHM_HOSTS", hosts}});
         EXPECT_NE(r.out.find("exchange total p=4 bytes=65536 reps=3 schedule=latin: "),
                   std::string::npos)

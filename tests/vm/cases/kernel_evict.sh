@@ -18,7 +18,6 @@ BENCH=$(ktest_bin bsp_bench)
 CLIENTS=8
 PINGS=20
 HOLD_MS=60000
-modprobe sch_netem || fail "modprobe sch_netem"
 af_bsp_load
 bsp_nodes 2 2
 bsp_wait_peers 1
@@ -32,15 +31,6 @@ IDLE_MS=1000
 for n in n0 n1; do
 	ip netns exec $n sysctl -qw net.bsp.chan_idle_ms=$IDLE_MS || fail "sysctl chan_idle_ms on $n"
 done
-
-impair()
-{
-	local dev
-
-	for dev in n0r0 n0r1 n1r0 n1r1; do
-		tc qdisc replace dev "$dev" root netem "$@" || fail "netem $* on $dev"
-	done
-}
 
 # round PORT: one server, CLIENTS holding clients, then one last client once
 # the server evicted every idle channel; prints the server's STATS line
@@ -94,6 +84,6 @@ check()
 }
 
 check "$(round 7701)" "no loss"
-impair loss 5%
+bsp_rails_netem loss 5%
 check "$(round 7702)" "5% loss"
-impair loss 0%
+bsp_rails_netem loss 0%

@@ -9,21 +9,11 @@
 
 need_cmd tc
 XFER=$(ktest_bin bsp_xfer)
-modprobe sch_netem || fail "modprobe sch_netem"
 af_bsp_load
 bsp_nodes 2 2
 bsp_wait_peers 1
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
-
-impair()
-{
-	local dev
-
-	for dev in n0r0 n0r1 n1r0 n1r1; do
-		tc qdisc replace dev "$dev" root netem "$@" || fail "netem $* on $dev"
-	done
-}
 
 transfer()
 {
@@ -48,22 +38,22 @@ counter()
 	cat "$tmp"/s0 "$tmp"/s1 | grep -o "$1 [0-9]*" | awk '{ s += $2 } END { print s + 0 }'
 }
 
-impair loss 5%
+bsp_rails_netem loss 5%
 transfer "loss 5%"
 [ "$(counter retransmits)" -gt 0 ] || fail "loss 5%: no retransmission counted"
 
-impair delay 2ms reorder 25% 50%
+bsp_rails_netem delay 2ms reorder 25% 50%
 transfer "reordering"
 
-impair duplicate 5%
+bsp_rails_netem duplicate 5%
 transfer "duplication"
 # duplicates reach the engine and are refused as such
 drops=$(ip netns exec n1 awk '$1 == "drop_engine" {print $2}' /proc/net/af_bsp/stats)
 [ "$drops" -gt 0 ] || fail "duplication: no duplicate refused by the engine"
 
-impair corrupt 2%
+bsp_rails_netem corrupt 2%
 transfer "corruption"
 
-impair loss 3% duplicate 3% corrupt 1% delay 1ms reorder 10% 50%
+bsp_rails_netem loss 3% duplicate 3% corrupt 1% delay 1ms reorder 10% 50%
 transfer "all impairments together"
 exit 0
