@@ -10,8 +10,9 @@
 //                    [-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B]
 // -m: a configuration whose nodes' channels would hold more than this much memory together in
 // this one process in their base allocations (default 8 GiB) is skipped with a note.
-// -S: the engine's send budget, sndbuf_pkts (default the module's, 1024): a total exchange
-// holds 2 (p - 1) packets or more until the next barrier.
+// -S: the engine's send budget, sndbuf_pkts (default the module's: 4 per channel of the
+// ceiling, at least 1024): a total exchange holds 2 (p - 1) packets or more until the next
+// barrier.
 // -B: no process expects its barrier partner's message (bspe_expect), as libbsp's messaging
 // layer did before it did: what expecting changes under loss.
 // Exit status 0 iff every run delivered every message exactly once and intact; the targets are
@@ -45,6 +46,7 @@ bspe_cfg scale_cfg(int p) {
     bspe_cfg c;
     bspe_cfg_default(&c);
     c.max_chans = static_cast<uint16_t>(p);
+    c.sndbuf_pkts = std::max<uint32_t>(c.sndbuf_pkts, 4 * c.max_chans);  // as the module sets it
     c.frag_size = 1500 - BSPE_HDR_LEN;
     c.max_msg = 1 << 20;
     c.nprocs = static_cast<uint32_t>(p);
