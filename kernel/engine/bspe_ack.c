@@ -48,11 +48,34 @@ void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample)
 {
 	s64 d = (s64)(sample - ch->srtt);
 
+	/*
+	 * The first sample replaces the initial guess (RFC 6298): a channel
+	 * that sees few exchanges (a superstep's handful of packets) would
+	 * otherwise keep rtt_init, which sizes its prod interval and its
+	 * reordering allowance, for dozens of samples.
+	 */
+	if (!ch->rtt_seen) {
+		ch->rtt_seen = 1;
+		d = (s64)(sample - ch->srtt) * 8;
+	}
 	ch->srtt = (u64)((s64)ch->srtt + d / 8);
 	if (ch->srtt < ep->cfg.rtt_min_ns)
 		ch->srtt = ep->cfg.rtt_min_ns;
 	if (ch->srtt > ep->cfg.rtt_max_ns)
 		ch->srtt = ep->cfg.rtt_max_ns;
+	/* The endpoint's estimate, for channels without samples of their own. */
+	d = (s64)(ch->srtt - ep->srtt);
+	ep->srtt = ep->srtt ? (u64)((s64)ep->srtt + d / 8) : ch->srtt;
+}
+
+/*
+ * A channel that has no sample of its own yet takes the endpoint's
+ * estimate (its peers are on the same networks) instead of rtt_init.
+ */
+void bspe_rtt_adopt(const struct bspe_ep *ep, struct bspe_chan *ch)
+{
+	if (!ch->rtt_seen && ep->srtt)
+		ch->srtt = ep->srtt;
 }
 
 void bspe_advance_una(struct bspe_ep *ep, struct bspe_srail *sr)
@@ -74,7 +97,7 @@ void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
 }
 
 u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
-		u32 eoh, enum bspe_cause cause, u64 now)
+		u32 eoh, enum bspe_cause cause, u64 seen, u64 now)
 {
 	struct bspe_srail *sr = &ch->srail[rail];
 	u32 s, sent = 0;
@@ -100,9 +123,13 @@ u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
 	bspe_advance_una(ep, sr);
 	if (sr->ackreq_pending && bspe_seq_lt(sr->ackreq_seq, ack))
 		sr->ackreq_pending = 0;
-	/* Hole filling: resend [ack, eoh), none twice within one RTT. */
+	/*
+	 * Hole filling: resend [ack, eoh); a packet resent before only on a
+	 * report built after its resend arrived (@seen, bspe_emit_retx).
+	 */
 	for (s = ack; bspe_seq_lt(s, eoh); s++)
-		sent += bspe_emit_retx(ep, ch, rail, s, cause, now);
+		sent += bspe_emit_retx(ep, ch, rail, s, cause, seen,
+				       s + 1 == eoh, now);
 	return sent;
 }
 

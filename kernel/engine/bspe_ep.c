@@ -799,6 +799,7 @@ int bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
 	u32 node = ch->node;
 	u16 port = ch->port;
 	u8 flags = ch->flags, rail_up = ch->rail_up, suspect = ch->suspect;
+	u8 rtt_seen = ch->rtt_seen;
 	int c;
 
 	bspe_chan_close(ep, ch->idx, now);
@@ -811,6 +812,7 @@ int bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
 	ch->suspect = suspect;
 	ch->down_since = down_since;
 	ch->srtt = srtt;
+	ch->rtt_seen = rtt_seen;
 	ch->prod_ivl = srtt;
 	ch->peer_inc = peer_inc;
 	return c;

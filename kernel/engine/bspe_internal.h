@@ -120,6 +120,7 @@ struct bspe_srail {
 	u32	ackreq_seq;	/* seq of the last ACKREQ packet */
 	u64	ackreq_time;
 	u64	probe_time;	/* last timeout probe */
+	u64	chk_time;	/* unanswered check of a resend (0: none) */
 	u64	progress;	/* last settle, or first send into an idle ring */
 	u8	ackreq_pending;
 	u8	ackreq_clean;	/* ACKREQ packet was a first transmission */
@@ -212,6 +213,7 @@ struct bspe_chan {
 	u64	rx_gap;			/* smoothed DATA inter-arrival */
 	u64	last_prod;
 	u64	prod_ivl;
+	u64	prod_at;		/* a prod due earlier (0: none) */
 	u64	down_since;		/* all rails dead since (0: not) */
 	u32	node;
 	u16	port;
@@ -236,6 +238,7 @@ struct bspe_chan {
 	u32	peer_inc;		/* peer channel's incarnation, 0: unknown */
 	u8	rx_blocked;		/* refused for lack of memory, not taken since */
 	u8	evicting;		/* EVICT sent, no answer yet: sends held */
+	u8	rtt_seen;		/* srtt follows a sample, not rtt_init */
 	u32	my_inc;			/* this channel's incarnation (src_inc) */
 	u32	evict_nonce;		/* current (or last) eviction attempt */
 	u32	evict_refused;		/* attempt of the peer we refused (KEEP) */
@@ -282,6 +285,7 @@ struct bspe_ep {
 	u64	pace_wake;		/* blocked by pacing until (0: not) */
 	u64	pace_fill_ns;		/* time to fill the burst at pace_bps */
 	u64	last_rx_any;		/* last DATA accepted on any channel */
+	u64	srtt;			/* round trip of all channels' samples */
 	u32	epoch;
 	u32	peer_epoch;		/* highest epoch seen from a member */
 	u32	outstanding;		/* descriptors OUT over all channels */
@@ -335,7 +339,7 @@ int bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_push_all(struct bspe_ep *ep, u64 now);
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, u64 now);
+		   u32 seq, enum bspe_cause cause, u64 seen, int last, u64 now);
 void bspe_build_hdr(struct bspe_ep *ep, struct bspe_chan *ch,
 		    struct bspe_hdr *h, u8 type, u16 flags, u8 rail,
 		    u8 ack_rail, u64 now);
@@ -349,7 +353,7 @@ u64 bspe_hole_young(const struct bspe_chan *ch, const struct bspe_rrail *rr,
 u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_chan *ch,
 		 const struct bspe_rrail *rr, u64 now);
 u32 bspe_ack_in(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail, u32 ack,
-		u32 eoh, enum bspe_cause cause, u64 now);
+		u32 eoh, enum bspe_cause cause, u64 seen, u64 now);
 void bspe_implicit(struct bspe_ep *ep, u32 epoch, u64 now);
 void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
 		      struct bspe_srail *sr, struct bspe_spkt *p, u64 now);
@@ -358,6 +362,7 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		    u16 flags, u8 rail, u8 ack_rail, u64 now);
 void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample);
+void bspe_rtt_adopt(const struct bspe_ep *ep, struct bspe_chan *ch);
 
 /* bspe_timer.c */
 void bspe_arm(struct bspe_ep *ep, u64 when);

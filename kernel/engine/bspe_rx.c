@@ -552,9 +552,8 @@ dup:
 
 /*
  * An explicit ACK answering a WNDREQ packet sent once (Karn's rule) is a
- * round-trip sample that includes the queues the stream fills: the hole
- * filling that follows is then not repeated while the resent packet is
- * still queued behind the window.
+ * round-trip sample that includes the queues the stream fills (the prod
+ * interval and the timeout follow it).
  */
 static void bspe_wndreq_sample(struct bspe_ep *ep, struct bspe_chan *ch,
 			       struct bspe_srail *sr, u32 ack, u64 now)
@@ -578,12 +577,29 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	struct bspe_srail *sr = &ch->srail[k->ack_rail];
 	enum bspe_cause cause = BSPE_CAUSE_HOLE;
 	u32 sent, eoh = k->eoh;
+	u64 seen = 0;
 
 	if (k->type == BSPE_T_PROD) {
 		cause = BSPE_CAUSE_PROD;
 	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
+		   sr->chk_time && !sr->probes &&
+		   ch->last_prod + 2 * ch->srtt <= sr->chk_time) {
+		/*
+		 * The answer to a check of a resend: the probe travelled
+		 * behind the resend, so this report shows whether it was
+		 * lost (bspe_emit_retx). After a prod of ours sent less than
+		 * two round trips before the check (the peer sends to us
+		 * too), a REPLY may answer that prod, built before the
+		 * resend arrived: it is taken as any other report.
+		 */
+		seen = sr->chk_time;
+		bspe_rtt_sample(ep, ch, now - sr->chk_time);
+		sr->chk_time = 0;
+	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
 		   sr->probes) {
 		cause = BSPE_CAUSE_TIMEOUT;
+		seen = bspe_max64(sr->probe_time, sr->chk_time);
+		sr->chk_time = 0;
 		bspe_rtt_sample(ep, ch, now - sr->probe_time);
 		/*
 		 * An answer is progress only if it acknowledges something
@@ -612,7 +628,7 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	 */
 	if ((k->flags & BSPE_F_BUSY) && bspe_seq_lt(k->ack, eoh))
 		eoh = k->ack + 1;
-	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, now);
+	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, seen, now);
 	if (k->type == BSPE_T_PROD && !sent)
 		ch->rrail[k->ack_rail].reply_now = 1;
 }
@@ -658,6 +674,14 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		st->prods_early++;
 		ch->prod_ivl = bspe_min64(2 * ch->prod_ivl,
 					  ep->cfg.prod_max_ns);
+	} else if (!rr->ooo && bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt)) {
+		/*
+		 * The answer travelled behind the sender's packets: what did
+		 * not arrive is a lost tail. The next prod carries it as
+		 * soon as the hole is older than the reordering allowance,
+		 * not one prod interval later.
+		 */
+		ch->prod_at = bspe_max64(rr->hole_at + (ch->srtt >> 2), now);
 	}
 }
 
@@ -863,6 +887,7 @@ static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 		ep->rx_hint = (u32)c;
 	}
 	ch->peer_inc = k.src_inc;
+	bspe_rtt_adopt(ep, ch);
 
 	/* The sender's own sequence state: skip what it settled. */
 	ch->rrail[k.rail].synced = 1;

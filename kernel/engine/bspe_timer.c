@@ -51,22 +51,31 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 
 static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 {
-	u64 quiet = ch->last_rx;
+	u64 quiet = ch->last_rx, t;
 	u32 r;
 	u8 rails;
 
 	if (!bspe_needs_data(ep, ch, &rails))
 		return 0;
 	/*
-	 * A known hole is certain loss: prod once the channel is quiet.
-	 * Data merely expected may be queued behind other senders' data
-	 * while this endpoint is receiving: wait until it is quiet.
+	 * A known hole is certain loss: prod once the channel is quiet. So
+	 * is a message partly received whose channel went quiet: a sender
+	 * sends a message's fragments back to back, the rest of it is not
+	 * queued behind other senders' data. Data merely expected may be
+	 * (its sender serves other destinations first) while this endpoint
+	 * is receiving: wait until the endpoint is quiet.
 	 */
-	for (r = 0; r < ep->cfg.nrails; r++)
+	for (r = 0; r < ep->cfg.nrails && !ch->rx_active; r++)
 		if (rails & (1u << r) && !ch->rrail[r].ooo &&
 		    !bspe_seq_lt(ch->rrail[r].rcv_nxt, ch->rrail[r].hint_nxt))
 			quiet = bspe_max64(quiet, ep->last_rx_any);
-	return bspe_max64(quiet, ch->last_prod) + ch->prod_ivl;
+	t = bspe_max64(quiet, ch->last_prod) + ch->prod_ivl;
+	/* A tail the answer to a prod revealed (bspe_rx_ctrl): at once. */
+	for (r = 0; ch->prod_at && ch->prod_at < t && r < ep->cfg.nrails; r++)
+		if (rails & (1u << r) &&
+		    bspe_seq_lt(ch->rrail[r].rcv_nxt, ch->rrail[r].hint_nxt))
+			t = ch->prod_at;
+	return t;
 }
 
 static u64 bspe_probe_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
@@ -271,6 +280,7 @@ static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 				       now);
 	ch->last_prod = now;
 	ch->prod_pending = 1;
+	ch->prod_at = 0;
 }
 
 static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)

@@ -185,8 +185,17 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	ep->ops->xmit(ep->ctx, &x);
 }
 
+static int bspe_has_frag(const struct bspe_ep *ep, const struct bspe_chan *ch,
+			 u8 rail);
+
+/*
+ * Resends outstanding packet @seq of (@ch, @rail), shown missing by a
+ * report that was built after the receiver had seen every packet the
+ * sender sent before time @seen (0: unknown). @last: @seq ends the hole
+ * the report showed. Returns 1 if it was sent.
+ */
 int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
-		   u32 seq, enum bspe_cause cause, u64 now)
+		   u32 seq, enum bspe_cause cause, u64 seen, int last, u64 now)
 {
 	struct bspe_srail *sr = &ch->srail[rail];
 	struct bspe_stats *st = &ch->st[rail];
@@ -200,16 +209,37 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		return 0;
 	/*
 	 * A hole is certain (a later packet, or a control packet, arrived
-	 * behind it on its FIFO rail): resend at once the first time, but
-	 * never twice within one round trip (stale information).
+	 * behind it on its FIFO rail): resend at once the first time. A
+	 * packet resent before is resent again only on a report built after
+	 * the resend arrived: the answer to a probe sent after it. Any other
+	 * report may predate the resend's arrival (it waits behind the queue
+	 * the stream keeps filled, which may hold more than a round trip):
+	 * one round trip after the resend, such a report draws one check, a
+	 * probe behind the resend, whose answer tells.
 	 */
-	if (p->ntx > 1 && now - p->last_tx < ch->srtt)
+	if (p->ntx > 1 && seen <= p->last_tx) {
+		if (now - p->last_tx >= ch->srtt &&
+		    sr->chk_time <= p->last_tx) {
+			sr->chk_time = now;
+			bspe_send_ctrl(ep, ch, BSPE_T_ACK,
+				       BSPE_F_PROBE | BSPE_F_ACKREQ, rail, rail,
+				       now);
+		}
 		return 0;
+	}
 	if (p->ntx < 255)
 		p->ntx++;
 	p->last_tx = now;
 	if (p->flags & BSPE_SPKT_FAILOVER)
 		flags |= BSPE_F_FAILOVER;
+	/*
+	 * The end of a hole in a stream that asked for acknowledgments
+	 * (window rule), with nothing more queued for the rail (no fragment
+	 * bspe_pick_frag() would find): no later packet will ask, so the
+	 * resend does.
+	 */
+	if (last && sr->wndreq_on && !bspe_has_frag(ep, ch, rail))
+		flags |= BSPE_F_WNDREQ;
 	if (cause == BSPE_CAUSE_HOLE)
 		st->retx_hole++;
 	else if (cause == BSPE_CAUSE_PROD)
@@ -578,6 +608,7 @@ static int bspe_send_in(struct bspe_ep *ep, int chan, void *msg, u32 len,
 		return -EAGAIN;
 	ep->now_hint = now;
 	bspe_touch(ep, ch, now);
+	bspe_rtt_adopt(ep, ch);
 	s = (ch->mhead + ch->mcount) % ep->cfg.msg_wnd;
 	m = bspe_msg_get(ep, ch, s);
 	if (!m)

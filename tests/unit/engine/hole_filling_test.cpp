@@ -264,3 +264,38 @@ TEST(HoleFilling, LossUnderReorderingResentExactlyOnceWithoutTimeout) {
     EXPECT_EQ(a.data_tx, 800u + lost.size());
     EXPECT_EQ(b.msgs_rx, 40u);
 }
+
+// The lost tail of a message whose first packets arrived, while the receiver is busy with
+// another sender's stream: a message's fragments leave back to back, so once its channel is
+// quiet for a prod interval the rest is lost, whatever the other channels receive. The
+// receiver prods at once (the answer reveals the tail, the next prod carries it, as soon as
+// it is older than the reordering allowance) and the packet is resent once, by the prod.
+// Before, the prod waited until the whole endpoint was quiet (here the 10 ms stream), and
+// the sender's timeout (5 ms here) found the loss first.
+TEST(HoleFilling, PartialMessageTailProddedWhileEndpointBusy) {
+    NetCfg n = net(3, 1);
+    n.rail[0].gbps = 1;  // node 1's stream of 1200 packets takes 10 ms
+    bspe_cfg c = test_cfg();
+    c.nprocs = 3;
+    c.rto_min_ns = 5 * kMs;
+    Sim sim(n, c);
+    sim.drop_filter = [](const WirePkt &w) {
+        return w.type == BSPE_T_DATA && w.src == 0 && w.dst == 2 && w.seq == 2 &&
+               !(w.flags & BSPE_F_RETX);
+    };
+    for (int k = 0; k < 12; k++)
+        sim.send(1, 2, Sim::pattern(1, 2, k, 100000));
+    sim.at(1 * kMs, [&] { sim.send(0, 2, Sim::pattern(0, 2, 0, 3000)); });
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_EQ(sim.wire().data_lost, 1u);
+    bspe_stats a = sim.node(0).stats(), s = sim.node(1).stats(), b = sim.node(2).stats();
+    EXPECT_EQ(a.data_tx, 4u);
+    EXPECT_EQ(a.retx_prod, 1u);
+    EXPECT_EQ(a.retx_hole + a.retx_timeout, 0u);
+    EXPECT_EQ(a.timeouts, 0u);
+    EXPECT_EQ(s.timeouts, 0u);
+    EXPECT_EQ(all_retx(s), 0u);
+    EXPECT_EQ(b.dup_rx, 0u);
+    EXPECT_EQ(b.msgs_rx, 13u);
+}
