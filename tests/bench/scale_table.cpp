@@ -7,12 +7,14 @@
 // in the same run. Documentation/testing.rst ("Scale") explains the columns and the figures.
 //
 // Usage: scale_table [-p 8,64,256,1024] [-r 1,2,4] [-l 0,0.001] [-w total,sparse]
-//                    [-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B]
+//                    [-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B] [-T]
 // -m: a configuration whose nodes' channels would hold more than this much memory together in
 // this one process in their base allocations (default 8 GiB) is skipped with a note.
 // -S: the engine's send budget, sndbuf_pkts (default the module's: 4 per channel of the
 // ceiling, at least 1024): a total exchange holds 2 (p - 1) packets or more until the next
 // barrier.
+// -T: trace loss recovery and sender timeouts after each row (Documentation/testing.rst,
+// "Scale"); BSP_TRACE_PAIR=a,b and BSP_TRACE_SLOW=1 in the environment add packet detail.
 // -B: no process expects its barrier partner's message (bspe_expect), as libbsp's messaging
 // layer did before it did: what expecting changes under loss.
 // Exit status 0 iff every run delivered every message exactly once and intact; the targets are
@@ -25,8 +27,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "msg_layer.hpp"
@@ -92,7 +96,214 @@ struct Row {
 };
 
 bool g_expect_barrier = true;  // -B: false
-uint32_t g_sndbuf_pkts = 0;    // -S: the engine's send budget (0: the module's default)
+bool g_trace = false;          // -T: trace loss recovery and sender timeouts
+
+// -T: what happened to every lost packet and every sender timeout of a run, and which message
+// ended each phase of each superstep last (the critical path), printed after the row.
+class Trace {
+  public:
+    Trace(Sim &sim, MsgLayerRun &bsp) : sim_(sim) {
+        if (const char *e = std::getenv("BSP_TRACE_PAIR"))
+            std::sscanf(e, "%d,%d", &pair_[0], &pair_[1]);
+        sim.on_lost = [this](const WirePkt &w) { lost(w); };
+        sim.tap = [this](const WirePkt &w) { sent(w); };
+        bsp.on_phase = [this](int i, int s, int phase, uint64_t t, int src, char tag) {
+            Last &l = last_[{s, phase}];
+            if (t >= l.t)
+                l = Last{t, i, src, tag};
+        };
+    }
+    void print() const;
+
+  private:
+    static constexpr int kKinds = 5;   // barrier, count, data, end of job, control
+    static constexpr int kCauses = 3;  // hole, prod, timeout (of the resend that arrived)
+    struct Loss {
+        uint64_t t = 0;       // first loss
+        uint64_t resent = 0;  // the last resend so far
+        int cause = -1;       // of the last resend
+        int kind = 0;
+        int resends = 0, lost = 1;
+    };
+    struct Last {
+        uint64_t t = 0;
+        int i = -1, src = -1;
+        char tag = 0;
+    };
+    struct Prev {
+        uint64_t hole = 0, prod = 0, timeout = 0, timeouts = 0;
+    };
+    using Key = std::tuple<int, int, int, uint32_t>;  // src, dst, rail, seq
+    static int kind_of(const WirePkt &w) {
+        if (w.type != BSPE_T_DATA)
+            return 4;
+        if ((w.flags & (BSPE_F_SYNC | BSPE_F_LAST)) == (BSPE_F_SYNC | BSPE_F_LAST))
+            return 3;
+        if (w.flags & BSPE_F_SYNC)
+            return 0;
+        return w.msg_len == 33 ? 1 : 2;
+    }
+    void lost(const WirePkt &w) {
+        show("LOST", w);
+        int k = kind_of(w);
+        if (k == 4) {
+            ctrl_lost_[w.type == BSPE_T_PROD      ? 0
+                       : (w.flags & BSPE_F_PROBE) ? 1
+                       : (w.flags & BSPE_F_REPLY) ? 2
+                                                  : 3]++;
+            return;
+        }
+        Key key{w.src, w.dst, w.rail, w.seq};
+        auto it = losses_.find(key);
+        if (it == losses_.end())
+            losses_[key] = Loss{sim_.now(), 0, -1, k, 0, 1};
+        else
+            it->second.lost++;
+    }
+    // -T with BSP_TRACE_PAIR=a,b in the environment: every packet between a and b.
+    void show(const char *what, const WirePkt &w) const {
+        if (!((w.src == pair_[0] && w.dst == pair_[1]) || (w.src == pair_[1] && w.dst == pair_[0])))
+            return;
+        std::printf(
+            "    %10.3f us %s %d->%d r%d type %d flags %#x seq %u ack %u eoh %u ep %u len %u\n",
+            double(sim_.now()) / 1e3, what, w.src, w.dst, w.rail, w.type, w.flags, w.seq, w.ack,
+            w.eoh, w.epoch, w.msg_len);
+    }
+    void sent(const WirePkt &w) {
+        show("sent", w);
+        bool probe = w.type == BSPE_T_ACK && (w.flags & BSPE_F_PROBE) && !(w.flags & BSPE_F_REPLY);
+        bool retx = w.type == BSPE_T_DATA && (w.flags & BSPE_F_RETX);
+        if (!probe && !retx)
+            return;
+        bspe_stats st = sim_.node(w.src).stats(w.dst, w.rail);
+        Prev &pv = prev_[{w.src, w.dst, w.rail}];
+        if (probe) {
+            if (st.timeouts != pv.timeouts) {
+                // a sender timeout: does its (channel, rail) hold a loss not yet resent?
+                bool pending = false;
+                for (auto it = losses_.lower_bound(Key{w.src, w.dst, w.rail, 0});
+                     it != losses_.end() && std::get<0>(it->first) == w.src &&
+                     std::get<1>(it->first) == w.dst && std::get<2>(it->first) == w.rail;
+                     ++it)
+                    pending = pending || it->second.resends < it->second.lost;
+                (pending ? to_loss_ : to_wait_)++;
+                to_times_.push_back(sim_.now());
+            } else {
+                checks_++;
+            }
+            pv.timeouts = st.timeouts;
+            return;
+        }
+        int cause = st.retx_timeout != pv.timeout ? 2 : st.retx_prod != pv.prod ? 1 : 0;
+        pv.hole = st.retx_hole;
+        pv.prod = st.retx_prod;
+        pv.timeout = st.retx_timeout;
+        auto it = losses_.find(Key{w.src, w.dst, w.rail, w.seq});
+        if (it == losses_.end()) {
+            spurious_++;
+            return;
+        }
+        it->second.resends++;
+        it->second.resent = sim_.now();
+        it->second.cause = cause;
+    }
+    Sim &sim_;
+    int pair_[2] = {-1, -1};
+    bool verbose_ = std::getenv("BSP_TRACE_SLOW") != nullptr;  // losses resent after 100 us
+    std::map<Key, Loss> losses_;
+    std::map<std::tuple<int, int, int>, Prev> prev_;
+    std::map<std::pair<int, int>, Last> last_;
+    std::vector<uint64_t> to_times_;
+    uint64_t to_loss_ = 0, to_wait_ = 0, checks_ = 0, spurious_ = 0;
+    uint64_t ctrl_lost_[4] = {};
+};
+
+void Trace::print() const {
+    static const char *kind[kKinds] = {"barrier", "count", "data", "end", "control"};
+    static const char *cause[kCauses] = {"hole", "prod", "timeout"};
+    // loss -> the resend that arrived: how many, by kind and cause, and how long it took
+    uint64_t n[kKinds][kCauses] = {}, sum[kKinds][kCauses] = {}, mx[kKinds][kCauses] = {};
+    uint64_t twice = 0;
+    for (const auto &[k, l] : losses_) {
+        if (l.cause < 0)
+            continue;
+        uint64_t d = l.resent - l.t;
+        n[l.kind][l.cause]++;
+        sum[l.kind][l.cause] += d;
+        mx[l.kind][l.cause] = std::max(mx[l.kind][l.cause], d);
+        twice += l.lost > 1;
+    }
+    std::printf(
+        "  trace: losses by packet kind and the cause of the resend that arrived "
+        "(count, mean and max us from the loss to that resend):\n");
+    for (int k = 0; k < 4; k++)
+        for (int c = 0; c < kCauses; c++)
+            if (n[k][c])
+                std::printf("    %-8s %-8s %6lu %9.1f %9.1f\n", kind[k], cause[c],
+                            (unsigned long)n[k][c], double(sum[k][c]) / double(n[k][c]) / 1e3,
+                            double(mx[k][c]) / 1e3);
+    std::printf(
+        "  trace: %lu packets lost again after a resend; %lu resends of packets never "
+        "lost; control packets lost: %lu prods, %lu probes, %lu replies, %lu acks\n",
+        (unsigned long)twice, (unsigned long)spurious_, (unsigned long)ctrl_lost_[0],
+        (unsigned long)ctrl_lost_[1], (unsigned long)ctrl_lost_[2], (unsigned long)ctrl_lost_[3]);
+    for (const auto &[k, l] : losses_)
+        if (l.cause == 2 || l.lost > 1 || (verbose_ && l.resent - l.t > 100 * kUs))
+            std::printf(
+                "    %s %d->%d rail %d seq %u: lost %lu times (first at %.1f us), "
+                "resent %d times, last at %.1f us by %s\n",
+                kind[l.kind], std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k),
+                (unsigned long)l.lost, double(l.t) / 1e3, l.resends, double(l.resent) / 1e3,
+                l.cause >= 0 ? cause[l.cause] : "-");
+    std::printf(
+        "  trace: %lu sender timeouts on a (channel, rail) holding a loss not yet "
+        "resent, %lu on one that only waited; %lu checks\n",
+        (unsigned long)to_loss_, (unsigned long)to_wait_, (unsigned long)checks_);
+    if (!to_times_.empty()) {
+        // timeouts in bursts: a new burst after 1 ms without one
+        uint64_t start = to_times_.front(), prev = start, cnt = 0;
+        for (size_t i = 0; i <= to_times_.size(); i++) {
+            if (i == to_times_.size() || to_times_[i] - prev > kMs) {
+                std::printf("    timeouts %.1f .. %.1f us: %lu\n", double(start) / 1e3,
+                            double(prev) / 1e3, (unsigned long)cnt);
+                if (i == to_times_.size())
+                    break;
+                start = to_times_[i];
+                cnt = 0;
+            }
+            prev = to_times_[i];
+            cnt++;
+        }
+    }
+    const WireStats &ws = sim_.wire();
+    std::printf(
+        "  trace: on the wire: %lu data, %lu prods, %lu probes, %lu acks (replies "
+        "included)\n",
+        (unsigned long)ws.data, (unsigned long)ws.prods, (unsigned long)ws.probes,
+        (unsigned long)ws.acks);
+    uint64_t rtt_n = 0, rtt_sum = 0, rtt_max = 0, rtt_min = ~0ULL;
+    for (int i = 0; i < sim_.nodes(); i++)
+        for (int j = 0; j < sim_.nodes(); j++) {
+            int c = i == j ? -1 : bspe_chan_find(sim_.node(i).ep(), static_cast<uint32_t>(j), 1);
+            if (c < 0)
+                continue;
+            uint64_t t = bspe_chan_rtt(sim_.node(i).ep(), c);
+            rtt_n++;
+            rtt_sum += t;
+            rtt_max = std::max(rtt_max, t);
+            rtt_min = std::min(rtt_min, t);
+        }
+    if (rtt_n)
+        std::printf(
+            "  trace: round-trip estimates of %lu channels: min %.1f, mean %.1f, max %.1f us\n",
+            (unsigned long)rtt_n, double(rtt_min) / 1e3, double(rtt_sum) / double(rtt_n) / 1e3,
+            double(rtt_max) / 1e3);
+    static const char *phase[3] = {"barrier", "counts", "data"};
+    for (const auto &[k, l] : last_)
+        std::printf("  superstep %d %-7s ended last at %9.1f us at process %d, on %c from %d\n",
+                    k.first, phase[k.second], double(l.t) / 1e3, l.i, l.tag ? l.tag : '-', l.src);
+}
+uint32_t g_sndbuf_pkts = 0;  // -S: the engine's send budget (0: the module's default)
 
 Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, uint32_t h) {
     Row r;
@@ -124,6 +335,9 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     uint64_t link_rate = static_cast<uint64_t>(kGbps * 1e9 / 8) * static_cast<uint64_t>(rails);
     MsgLayerRun bsp(sim, pat, supersteps, link_rate);
     bsp.expect_barrier = g_expect_barrier;
+    std::unique_ptr<Trace> trace;
+    if (g_trace)
+        trace = std::make_unique<Trace>(sim, bsp);
     r.ok = bsp.run(100000 * kMs);
     r.err = sim.verify_all_delivered();
     if (r.err.empty() && !bsp.errors.empty())
@@ -159,6 +373,8 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     r.ns_per_pkt = t.data_tx ? double(sim.engine_cpu_ns()) / double(t.data_tx) : 0;
     r.wall_s = double(cpu_ns() - w0) / 1e9;
     r.rss_mib = peak_rss_kib() / 1024;
+    if (trace)
+        trace->print();
     return r;
 }
 
@@ -194,8 +410,8 @@ int main(int argc, char **argv) {
     double mem_gib = 8;  // engine memory the simulated cluster may hold
     for (int i = 1; i < argc; i += 2) {
         std::string o = argv[i];
-        if (o == "-B") {
-            g_expect_barrier = false;  // a flag: no value
+        if (o == "-B" || o == "-T") {
+            (o == "-B" ? g_expect_barrier : g_trace) = o == "-T";  // flags: no value
             i--;
             continue;
         }
@@ -226,7 +442,7 @@ int main(int argc, char **argv) {
         } else {
             std::fprintf(stderr,
                          "usage: %s [-p LIST] [-r LIST] [-l LIST] [-w total,sparse] "
-                         "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B]\n",
+                         "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B] [-T]\n",
                          argv[0]);
             return 2;
         }

@@ -224,7 +224,16 @@ void MsgLayerRun::on_deliver(Node &n, const Delivered &d) {
                 errors.push_back("data unit before its count message");
             break;
     }
+    last_src_ = d.src;
+    last_tag_ = static_cast<char>(d.data[0]);
     progress(n.id());
+    last_src_ = -1;
+    last_tag_ = 0;
+}
+
+void MsgLayerRun::phase_done(int i, int s, int phase) {
+    if (on_phase)
+        on_phase(i, s, phase, sim_.now(), last_src_, last_tag_);
 }
 
 void MsgLayerRun::progress(int i) {
@@ -266,6 +275,7 @@ void MsgLayerRun::progress(int i) {
             if (pr.known != static_cast<uint32_t>(p))
                 errors.push_back("barrier completed without every contribution");
             // barrier complete
+            phase_done(i, pr.s, 0);
             sim_.timed(
                 [&] { bspe_superstep_done(node.ep(), static_cast<uint32_t>(pr.s), sim_.now()); });
             if (pr.s > supersteps_) {
@@ -293,6 +303,7 @@ void MsgLayerRun::progress(int i) {
             if (static_cast<uint32_t>(step.counts) < pr.fan_in)
                 return;
             pr.phase = 2;
+            phase_done(i, pr.s, 1);
             // expect_from every sender: the units its count message announced, less those
             // already here
             for (const auto &[k, ua] : step.from)
@@ -321,6 +332,7 @@ void MsgLayerRun::progress(int i) {
         if (step.units < step.units_expected || static_cast<uint32_t>(step.counts) < pr.fan_in)
             return;
         int s = pr.s;
+        phase_done(i, s, 2);
         pr.steps.erase(s);
         if (--left_[static_cast<size_t>(s)] == 0)
             ends_[static_cast<size_t>(s)] = sim_.now();

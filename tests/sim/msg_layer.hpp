@@ -123,6 +123,15 @@ class MsgLayerRun {
     // bspe_expect(partner, 1) for each barrier round whose message has not arrived (see
     // expect_round), as messaging.cpp does; false: as it did before (for comparison).
     bool expect_barrier = true;
+    // Traces: process i finished phase `phase` (0 barrier, 1 counts, 2 data) of superstep s at
+    // time t, on the delivery of a message tagged `tag` ('B', 'C', 'D'; 0: no delivery) from
+    // process `src`.
+    std::function<void(int i, int s, int phase, uint64_t t, int src, char tag)> on_phase;
+
+  private:
+    void phase_done(int i, int s, int phase);
+    int last_src_ = -1;  // the delivery progress() runs on (-1: none)
+    char last_tag_ = 0;
 };
 
 }  // namespace bspsim

@@ -432,6 +432,8 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
         ctr++;
         if (data)
             wire_.data_lost++;
+        if (on_lost)
+            on_lost(w);
     };
     if (rail_dead(src, r, now_))
         return lost(wire_.lost_dead);
@@ -451,6 +453,8 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
             ctr++;
             if (data)
                 wire_.data_lost++;
+            if (on_lost)
+                on_lost(w);
         };
         if (rail_dead(src, r, now_) || rail_dead(dst, r, now_))
             return lost(wire_.lost_dead);
@@ -487,11 +491,13 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
             (*copy)[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
             wire_.corrupted++;
         }
-        auto deliver = [this, dst, r](std::shared_ptr<std::vector<uint8_t>> p, bool data) {
+        auto deliver = [this, dst, r, w](std::shared_ptr<std::vector<uint8_t>> p, bool data) {
             if (rail_dead(dst, r, now_)) {
                 wire_.lost_dead++;
                 if (data)
                     wire_.data_lost++;
+                if (on_lost)
+                    on_lost(w);
                 return;
             }
             Node &n = *nodes_[dst];

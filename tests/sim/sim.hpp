@@ -215,6 +215,8 @@ class Sim {
     std::function<bool(const WirePkt &)> drop_filter;
     // Tests: observe every packet put on the wire (before faults).
     std::function<void(const WirePkt &)> tap;
+    // Tests and traces: observe every packet the network loses (any cause), when it is lost.
+    std::function<void(const WirePkt &)> on_lost;
     // Tests: called after every event (invariant checks).
     std::function<void()> after_event;
 
