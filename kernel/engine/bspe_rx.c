@@ -583,14 +583,16 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		cause = BSPE_CAUSE_PROD;
 	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
 		   sr->chk_time && !sr->probes &&
-		   ch->last_prod + 2 * ch->srtt <= sr->chk_time) {
+		   (!ch->prod_pending ||
+		    ch->last_prod + 2 * ch->srtt <= sr->chk_time)) {
 		/*
 		 * The answer to a check of a resend: the probe travelled
 		 * behind the resend, so this report shows whether it was
-		 * lost (bspe_emit_retx). After a prod of ours sent less than
-		 * two round trips before the check (the peer sends to us
-		 * too), a REPLY may answer that prod, built before the
-		 * resend arrived: it is taken as any other report.
+		 * lost (bspe_emit_retx). While a prod of ours sent less than
+		 * two round trips before the check is unanswered (the peer
+		 * sends to us too), a REPLY may answer that prod, built
+		 * before the resend arrived: it is taken as any other
+		 * report. (last_prod alone is no prod: bspe_expect sets it.)
 		 */
 		seen = sr->chk_time;
 		bspe_rtt_sample(ep, ch, now - sr->chk_time);

@@ -354,6 +354,41 @@ TEST(WindowAck, LostResendResentAgainOnce) {
     EXPECT_EQ(b.msgs_rx, 64u);
 }
 
+// The same lost resend while the sender also expects data from its peer (bspe_expect, which
+// starts the prod interval without sending a prod, as the messaging layer does for the data
+// of every sender, the very moment its check leaves). The answer to the check is not taken for
+// the answer to a prod of ours: no prod is unanswered. Before, any prod time within two round
+// trips of the check made the answer an ordinary report, the resend was not resent, and no
+// second check followed: the packet waited for the sender timeout (50 ms here).
+TEST(WindowAck, LostResendResentAgainWhileExpecting) {
+    Sim sim(net(2, 1), test_cfg());
+    int tx2000 = 0;
+    std::vector<uint32_t> resent;
+    sim.drop_filter = [&](const WirePkt &w) {
+        return w.type == BSPE_T_DATA && w.src == 0 && w.seq == 2000 && tx2000++ < 2;
+    };
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_DATA && w.src == 0 && (w.flags & BSPE_F_RETX))
+            resent.push_back(w.seq);
+        if (w.type == BSPE_T_ACK && w.src == 0 && (w.flags & BSPE_F_PROBE))
+            sim.at(sim.now(),
+                   [&] { bspe_expect(sim.node(0).ep(), sim.node(0).chan_to(1), 0, sim.now()); });
+    };
+    stream(sim, 64, 100000);
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    EXPECT_EQ(sim.wire().data_lost, 2u);
+    EXPECT_EQ(resent, (std::vector<uint32_t>{2000, 2000}));
+    EXPECT_EQ(retx(a), 2u);
+    EXPECT_EQ(a.probes_tx, 1u);  // the check
+    EXPECT_EQ(a.timeouts, 0u);
+    EXPECT_EQ(a.prods_tx, 0u);
+    EXPECT_EQ(b.data_rx, 6400u);
+    EXPECT_EQ(b.dup_rx, 0u);
+    EXPECT_EQ(b.msgs_rx, 64u);
+}
+
 // A loss in the last half window of a one-way stream, found by the answer to the stream's
 // final request (its tail): the resend is the last packet the stream sends, so it asks for
 // the acknowledgement itself and the stream settles without the sender's timeout. Before,
