@@ -108,6 +108,8 @@ struct bspe_rslot {
  * ops->chan_alloc when needed and freed when no longer used.
  */
 #define BSPE_RING_INLINE	1	/* send descriptors per rail, inline */
+/* bspe_srail.ackreq_pending: a request its receiver answers at once */
+#define BSPE_ACKREQ_NOW		2
 #define BSPE_FOQ_MIN		8	/* smallest failover queue allocation */
 
 /* Per (channel, rail) send state. */

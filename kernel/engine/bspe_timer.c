@@ -89,6 +89,24 @@ static u64 bspe_probe_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
 	       bspe_rto(ep, ch, sr->probes);
 }
 
+/*
+ * Tail loss probe (RFC 8985): a packet whose receiver acknowledges it at
+ * once (barrier traffic sent as the last to its destination, the end of a
+ * job) and whose acknowledgement is two round-trip estimates overdue was
+ * lost, or its acknowledgement was. One check (a probe behind it, see
+ * bspe_emit_retx) per transmission finds out which, not the timeout.
+ */
+static u64 bspe_tlp_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
+			u32 r)
+{
+	const struct bspe_srail *sr = &ch->srail[r];
+
+	if (sr->ackreq_pending != BSPE_ACKREQ_NOW || sr->probes ||
+	    sr->chk_time > sr->ackreq_time || !(ch->rail_up & (1u << r)))
+		return 0;
+	return sr->ackreq_time + 2 * ch->srtt + ep->cfg.ack_delay_ns;
+}
+
 /* Suspected rails are probed again, slowly, until one answers. */
 static u64 bspe_revive_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
 			   u32 r)
@@ -112,6 +130,9 @@ static u64 bspe_chan_deadline(const struct bspe_ep *ep,
 		if (t && (!best || t < best))
 			best = t;
 		t = bspe_probe_due(ep, ch, r);
+		if (t && (!best || t < best))
+			best = t;
+		t = bspe_tlp_due(ep, ch, r);
 		if (t && (!best || t < best))
 			best = t;
 		t = bspe_revive_due(ep, ch, r);
@@ -315,6 +336,14 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		sr->probe_time = now;
 		bspe_send_ctrl(ep, ch, BSPE_T_ACK,
 			       BSPE_F_PROBE | BSPE_F_ACKREQ, (u8)r, (u8)r, now);
+	}
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		t = bspe_tlp_due(ep, ch, r);
+		if (!t || t > now)
+			continue;
+		ch->srail[r].chk_time = now;
+		bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_PROBE | BSPE_F_ACKREQ,
+			       (u8)r, (u8)r, now);
 	}
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		t = bspe_revive_due(ep, ch, r);

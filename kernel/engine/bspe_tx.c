@@ -153,7 +153,10 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	else if (bspe_want_ackreq(ep, ch, sr, now))
 		flags |= BSPE_F_ACKREQ;
 	if (flags & BSPE_F_ACKREQ) {
-		sr->ackreq_pending = 1;
+		/* SYNC|LAST is answered at once (bspe_rx): bspe_tlp_due */
+		sr->ackreq_pending = (flags & (BSPE_F_SYNC | BSPE_F_LAST)) ==
+				     (BSPE_F_SYNC | BSPE_F_LAST) ?
+				     BSPE_ACKREQ_NOW : 1;
 		sr->ackreq_seq = seq;
 		sr->ackreq_time = now;
 		sr->ackreq_clean = p->ntx == 1;

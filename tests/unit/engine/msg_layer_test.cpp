@@ -3,6 +3,7 @@
 // counter as the scenario implies.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 #include "engine_test_util.hpp"
@@ -125,10 +126,12 @@ struct Outcome {
     WireStats wire;
 };
 
-Outcome run(int p, int rails, double loss, const MsgPattern &pat, int supersteps) {
+Outcome run(int p, int rails, double loss, const MsgPattern &pat, int supersteps,
+            std::function<bool(const WirePkt &)> drop = nullptr) {
     Outcome o;
     bspe_cfg cfg = layer_cfg(p, rails);
     Sim sim(layer_net(p, rails, loss), cfg);
+    sim.drop_filter = std::move(drop);
     MsgLayerRun bsp(sim, pat, supersteps, uint64_t(10e9 / 8) * uint64_t(rails));
     o.ok = bsp.run(100000 * kMs);
     o.verify = sim.verify_all_delivered();
@@ -246,4 +249,28 @@ TEST(MsgLayer, EndOfJobNeedsNoProbes) {
         EXPECT_EQ(o.t.acked_piggy + o.t.acked_implicit, o.t.data_tx) << p;
         EXPECT_EQ(o.t.retx_hole + o.t.retx_prod + o.t.retx_timeout + o.t.retx_failover, 0u);
     }
+}
+
+// The end of the job's messages (SYNC | LAST) are acknowledged at once by their receivers. A
+// lost one was found by the sender timeout (rto_min, 20 ms here), and meanwhile every channel
+// still holding the last barrier's messages timed out as well. Now the sender sends one tail
+// loss probe when the acknowledgement is two round-trip estimates overdue: its answer shows the
+// loss, resent once, and nothing times out (Documentation/protocol.rst, "Tail loss probe").
+TEST(MsgLayer, EndOfJobTailLossFoundByTailProbe) {
+    const int p = 4;
+    MsgPattern pat = msg_sparse(16 * 1024, 3);
+    int dropped = 0;
+    // process 3 reports to its parent 2, which acknowledges the report at once
+    Outcome o = run(p, 2, 0, pat, 2, [&](const WirePkt &w) {
+        return w.type == BSPE_T_DATA && w.src == 3 && w.dst == 2 && (w.flags & BSPE_F_LAST) &&
+               (w.flags & BSPE_F_SYNC) && dropped++ == 0;
+    });
+    Expected e = expected(p, pat, 2);
+    check_exact(o, e, p);
+    EXPECT_EQ(dropped, 2);  // the resend passed the filter
+    EXPECT_EQ(o.wire.data_lost, 1u);
+    EXPECT_EQ(o.t.retx_hole, 1u);
+    EXPECT_EQ(o.t.retx_hole + o.t.retx_prod + o.t.retx_timeout + o.t.retx_failover, 1u);
+    EXPECT_EQ(o.t.timeouts, 0u);
+    EXPECT_EQ(o.t.probes_tx, 1u);  // the tail loss probe
 }
