@@ -229,6 +229,9 @@ static void bspe_superstep_done_in(struct bspe_ep *ep, u32 epoch, u64 now)
 	 */
 	bspe_implicit(ep, epoch, now);
 	bspe_push_all(ep, now);
+	/* data of this superstep may have come before: guesses may be due */
+	if (bspe_guess_due(ep))
+		bspe_arm(ep, bspe_max64(bspe_guess_due(ep), now));
 }
 
 void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)
@@ -260,9 +263,15 @@ static void bspe_group_reset_in(struct bspe_ep *ep, u64 now)
 	(void)now;
 	ep->epoch = 0;
 	ep->peer_epoch = 0;
+	ep->data_epoch = 0;
+	ep->guess_ep = 0;
+	ep->guess_at = 0;
 	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
 	     ch = ch->link[BSPE_L_OPEN].next) {
 		ch->flags &= (u8)~BSPE_CHAN_GROUP;
+		ch->data_epoch = 0;
+		ch->data_pkts = 0;
+		ch->guess = 0;
 		bspe_epoch_forget(ep, ch);
 	}
 }

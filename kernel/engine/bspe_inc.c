@@ -255,6 +255,9 @@ int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	ch->expect_until = 0;
 	ch->expecting = 0;
 	ch->prod_pending = 0;
+	ch->data_epoch = 0;
+	ch->data_pkts = 0;
+	ch->guess = 0;
 	ch->peer_closing = 0;
 	ch->peer_inc = 0;
 	ch->my_inc = ep->inc_cur;

@@ -191,7 +191,7 @@ struct bspe_chan {
 	void	*priv;			/* caller's cfg.chan_priv bytes */
 	struct bspe_link link[BSPE_L_MAX];
 	u8	on[BSPE_L_MAX];		/* linked on lists[i] */
-	u8	pad0;
+	u8	data_pkts;		/* non-SYNC DATA in data_epoch (to 2) */
 	u16	idx;			/* index in the endpoint's table */
 	u16	hnext;			/* next index in the hash chain */
 	u16	pad1;
@@ -241,9 +241,11 @@ struct bspe_chan {
 	u8	rx_blocked;		/* refused for lack of memory, not taken since */
 	u8	evicting;		/* EVICT sent, no answer yet: sends held */
 	u8	rtt_seen;		/* srtt follows a sample, not rtt_init */
+	u8	guess;			/* guessed expectation: 1 on, 2 answered */
 	u32	my_inc;			/* this channel's incarnation (src_inc) */
 	u32	evict_nonce;		/* current (or last) eviction attempt */
 	u32	evict_refused;		/* attempt of the peer we refused (KEEP) */
+	u32	data_epoch;		/* epoch + 1 of the last non-SYNC DATA */
 	u64	last_act;		/* last packet accepted or message sent */
 	u64	evict_start;		/* first EVICT of the attempt */
 	u64	evict_tx;		/* last EVICT of the attempt */
@@ -287,9 +289,13 @@ struct bspe_ep {
 	u64	pace_wake;		/* blocked by pacing until (0: not) */
 	u64	pace_fill_ns;		/* time to fill the burst at pace_bps */
 	u64	last_rx_any;		/* last DATA accepted on any channel */
+	u64	guess_walk;		/* last walk for guessed expectations */
+	u64	guess_at;		/* a walk due (a member went past one packet) */
 	u64	srtt;			/* round trip of all channels' samples */
 	u32	epoch;
 	u32	peer_epoch;		/* highest epoch seen from a member */
+	u32	data_epoch;		/* highest data_epoch of any channel */
+	u32	guess_ep;		/* data_epoch guess_at was set for */
 	u32	outstanding;		/* descriptors OUT over all channels */
 	u32	rx_reserved;		/* bytes reserved for reassembly */
 	u32	ack_thresh;		/* n / (2p) */
@@ -337,6 +343,7 @@ void bspe_update_thresh(struct bspe_ep *ep);
 u32 bspe_live_count(const struct bspe_chan *ch);
 
 /* bspe_tx.c */
+u8 bspe_short_rail(const struct bspe_ep *ep, const struct bspe_chan *ch);
 int bspe_push(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_push_all(struct bspe_ep *ep, u64 now);
@@ -369,6 +376,9 @@ void bspe_rtt_adopt(const struct bspe_ep *ep, struct bspe_chan *ch);
 /* bspe_timer.c */
 void bspe_arm(struct bspe_ep *ep, u64 when);
 void bspe_arm_chan(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_guess_data(struct bspe_ep *ep, struct bspe_chan *ch, u32 epoch,
+		     u64 now);
+u64 bspe_guess_due(const struct bspe_ep *ep);
 void bspe_rail_fail(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		    u64 now);
 u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes);

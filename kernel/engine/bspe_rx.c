@@ -540,6 +540,8 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	ch->last_rx = now;
 	ep->last_rx_any = now;
 	ch->prod_pending = 0;
+	if ((ch->flags & BSPE_CHAN_GROUP) && !(k->flags & BSPE_F_SYNC))
+		bspe_guess_data(ep, ch, k->epoch, now);
 	bspe_deliver_ready(ep, ch);
 	return 0;
 dup:
@@ -674,6 +676,9 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 	/* The prodded sender had nothing more: we only ran ahead. */
 	if (k->seq == rr->rcv_nxt && !rr->ooo) {
 		st->prods_early++;
+		/* a guess is asked once per superstep (bspe_guess_walk) */
+		if (ch->guess)
+			ch->guess = 2;
 		ch->prod_ivl = bspe_min64(2 * ch->prod_ivl,
 					  ep->cfg.prod_max_ns);
 	} else if (!rr->ooo && bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt)) {

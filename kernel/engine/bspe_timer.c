@@ -24,12 +24,76 @@ u64 bspe_rto(const struct bspe_ep *ep, const struct bspe_chan *ch, u8 probes)
 	return rto << (probes < 6 ? probes : 6);
 }
 
+/*
+ * Guessed expectations (Documentation/protocol.rst, "Prods"): a group
+ * member that sent data (not barrier traffic) in the previous superstep, or
+ * never sent data and was sent data in this one, and that sent nothing yet
+ * in this one while other members did, most likely sends in this one too. Its first
+ * message of a superstep (the messaging layer's count message) is expected
+ * by nobody: when it is lost, its sender may be waiting for a count of its
+ * own and send nothing after it, so only this receiver can find the loss.
+ * Records the epoch of a DATA packet that is not barrier traffic.
+ */
+void bspe_guess_data(struct bspe_ep *ep, struct bspe_chan *ch, u32 epoch,
+		     u64 now)
+{
+	u32 e = epoch + 1;
+
+	if (!e)
+		return;
+	if (e > ch->data_epoch) {
+		ch->data_epoch = e;
+		ch->data_pkts = 0;
+		ch->guess = 0;
+	}
+	if (e > ep->data_epoch)
+		ep->data_epoch = e;
+	if (e != ch->data_epoch || ch->data_pkts >= 2)
+		return;
+	/*
+	 * A member past its first packet of this superstep (the messaging
+	 * layer's count message) had every member's count: the others have
+	 * sent theirs, to us too. Look for the missing ones a round trip on.
+	 */
+	if (++ch->data_pkts == 2 && e == ep->epoch + 1 && ep->guess_ep != e) {
+		ep->guess_ep = e;
+		ep->guess_at = now + (ep->srtt ? ep->srtt : ep->cfg.rtt_init_ns);
+	}
+}
+
+/* A prodded guess, not answered "nothing" yet. */
+static int bspe_guessing(const struct bspe_ep *ep, const struct bspe_chan *ch)
+{
+	return ch->guess == 1 &&
+	       (ch->data_epoch == ep->epoch || !ch->data_epoch);
+}
+
+/*
+ * When to look for guessed expectations, once data of this superstep came
+ * from some member: a round trip after a member sent more than one packet
+ * of it (once a superstep), and after two round-trip estimates without
+ * data (once per such quiet spell).
+ */
+u64 bspe_guess_due(const struct bspe_ep *ep)
+{
+	u64 rtt = ep->srtt ? ep->srtt : ep->cfg.rtt_init_ns, t = 0;
+
+	if (!ep->epoch || ep->data_epoch != ep->epoch + 1)
+		return 0;
+	if (ep->last_rx_any && ep->guess_walk < ep->last_rx_any)
+		t = ep->last_rx_any + 2 * rtt;
+	if (ep->guess_at && ep->guess_ep == ep->data_epoch &&
+	    (!t || ep->guess_at < t))
+		t = ep->guess_at;
+	return t;
+}
+
 /* Does the receiver side of @ch need data from the peer ([DHS99] 4.3)? */
 static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 			   u8 *rails)
 {
 	u32 r;
-	int need = ch->expecting;
+	int need = ch->expecting || bspe_guessing(ep, ch);
 
 	*rails = 0;
 	for (r = 0; r < ep->cfg.nrails; r++) {
@@ -46,6 +110,9 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 		need = 1;
 	if (need)
 		*rails = ch->rail_up;
+	/* a guess is about a message not striped: its one rail */
+	if (!ch->expecting && !ch->rx_active && need)
+		*rails &= (u8)(1u << bspe_short_rail(ep, ch));
 	return need && *rails;
 }
 
@@ -157,7 +224,7 @@ static u64 bspe_chan_deadline(const struct bspe_ep *ep,
 
 void bspe_arm_chan(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
-	u64 t = bspe_chan_deadline(ep, ch);
+	u64 t = bspe_chan_deadline(ep, ch), g = bspe_guess_due(ep);
 
 	/* The timer walks only channels that may have something due. */
 	if (t)
@@ -165,6 +232,8 @@ void bspe_arm_chan(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	bspe_chan_due(ep, t);
 	if (ep->pace_wake && (!t || ep->pace_wake < t))
 		t = ep->pace_wake;
+	if (g && (!t || g < t))
+		t = g;
 	if (t)
 		bspe_arm(ep, bspe_max64(t, now));
 }
@@ -361,6 +430,51 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		bspe_evict_send(ep, ch, now);
 }
 
+/* @ch holds a message of this superstep that is not barrier traffic. */
+static int bspe_sent_data(const struct bspe_ep *ep, const struct bspe_chan *ch)
+{
+	u32 i;
+
+	for (i = 0; i < ch->mcount; i++) {
+		const struct bspe_smsg *m =
+			ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd];
+
+		if (m->epoch == ep->epoch && !(m->flags & BSPE_SEND_SYNC))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Prods, on the rail of its short messages, every group channel whose peer
+ * sent data in the previous superstep and nothing yet in this one, at most
+ * once per channel and superstep, and every one whose peer never sent data
+ * and holds data of ours of this superstep, once until the peer sends data
+ * (an answer "nothing" ends the guess; one that shows a lost tail leaves a
+ * known hole, prodded for as usual). A walk over the open channels, only
+ * when the endpoint went quiet in the middle of a superstep.
+ */
+static void bspe_guess_walk(struct bspe_ep *ep, u64 now)
+{
+	struct bspe_chan *ch;
+
+	ep->guess_walk = now;
+	ep->guess_at = 0;
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
+	     ch = ch->link[BSPE_L_OPEN].next) {
+		ep->st.chan_visits++;
+		if (!(ch->flags & BSPE_CHAN_GROUP) || !ch->rail_up ||
+		    (ch->guess && (ch->data_epoch == ep->epoch ||
+				   !ch->data_epoch)) ||
+		    (ch->data_epoch != ep->epoch &&
+		     (ch->data_epoch || !bspe_sent_data(ep, ch))))
+			continue;
+		ch->guess = 1;
+		bspe_send_prods(ep, ch, now);
+		bspe_arm_chan(ep, ch, now);
+	}
+}
+
 /*
  * An EVICT unanswered for unreach_ns: the peer is gone. The held messages
  * fail like those of any unreachable peer, and the channel is freed.
@@ -398,6 +512,9 @@ static void bspe_timer_in(struct bspe_ep *ep, u64 now)
 		ep->pace_wake = 0;
 		bspe_push_all(ep, now);
 	}
+	t = bspe_guess_due(ep);
+	if (t && t <= now)
+		bspe_guess_walk(ep, now);
 	if (ep->chan_due && ep->chan_due <= now) {
 		ep->chan_due = 0;
 		for (ch = ep->lists[BSPE_L_TIMER].first; ch; ch = next) {
@@ -420,6 +537,9 @@ static void bspe_timer_in(struct bspe_ep *ep, u64 now)
 	if (ep->pace_wake && (!best || ep->pace_wake < best))
 		best = ep->pace_wake;
 	t = bspe_evict_due(ep);
+	if (t && (!best || t < best))
+		best = t;
+	t = bspe_guess_due(ep);
 	if (t && (!best || t < best))
 		best = t;
 	if (best)

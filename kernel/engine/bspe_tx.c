@@ -590,6 +590,27 @@ void bspe_kick(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		bspe_push(ep, ch, now);
 }
 
+/*
+ * The rail of a message that is not striped: live rail number (src_node +
+ * dst_node + src_port + dst_port) mod L, the same at both ends of @ch while
+ * they agree on the live rails; rail 0 if none is live.
+ */
+u8 bspe_short_rail(const struct bspe_ep *ep, const struct bspe_chan *ch)
+{
+	u32 i, nl = 0, k;
+
+	for (i = 0; i < ep->cfg.nrails; i++)
+		if (ch->rail_up & (1u << i))
+			nl++;
+	if (!nl)
+		return 0;
+	k = (ep->cfg.node + ch->node + ep->cfg.port + ch->port) % nl;
+	for (i = 0; i < ep->cfg.nrails; i++)
+		if ((ch->rail_up & (1u << i)) && !k--)
+			break;
+	return (u8)i;
+}
+
 static int bspe_send_in(struct bspe_ep *ep, int chan, void *msg, u32 len,
 			u32 flags, u64 now)
 {
@@ -656,12 +677,7 @@ static int bspe_send_in(struct bspe_ep *ep, int chan, void *msg, u32 len,
 			first += sz;
 		}
 	} else {
-		u8 r = 0;
-
-		if (nl)
-			r = live[(ep->cfg.node + ch->node + ep->cfg.port +
-				  ch->port) % nl];
-		m->run_end[r] = nfrags;
+		m->run_end[bspe_short_rail(ep, ch)] = nfrags;
 	}
 	bspe_kick(ep, ch, now);
 	bspe_arm_chan(ep, ch, now);

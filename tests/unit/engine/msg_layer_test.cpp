@@ -251,6 +251,35 @@ TEST(MsgLayer, EndOfJobNeedsNoProbes) {
     }
 }
 
+// A count message is expected by nobody (the barrier tells a process how many senders it has,
+// not which), and its sender sends nothing more to that destination until it has all of its
+// own counts. Lost both ways between two processes, each waits for the other's: nothing
+// revealed either loss, and before the guessed expectations only the sender timeout (rto_min,
+// 20 ms here) found them, while every channel holding the superstep's packets timed out too.
+// Now the receiver guesses and prods the channel: in the first superstep because it sent its
+// own count there and the peer never sent data, in the second because the peer sent data in
+// the previous superstep. The answer reveals the lost tail, the receiver reports the hole, and
+// every loss is resent once; no sender times out (Documentation/protocol.rst, "Prods").
+TEST(MsgLayer, CountsLostBothWaysFoundWithoutTimeout) {
+    const int p = 4;
+    MsgPattern pat = msg_total_exchange(16 * 1024);
+    auto count_between = [](const WirePkt &w, int a, int b, uint32_t epoch) {
+        return w.type == BSPE_T_DATA && !(w.flags & (BSPE_F_SYNC | BSPE_F_RETX)) &&
+               w.msg_len == 33 && w.epoch == epoch &&
+               ((w.src == a && w.dst == b) || (w.src == b && w.dst == a));
+    };
+    Outcome o = run(p, 2, 0, pat, 2, [&](const WirePkt &w) {
+        return count_between(w, 0, 1, 1) || count_between(w, 2, 3, 2);
+    });
+    Expected e = expected(p, pat, 2);
+    check_exact(o, e, p);
+    EXPECT_EQ(o.wire.data_lost, 4u);
+    EXPECT_EQ(o.t.retx_hole, 4u);
+    EXPECT_EQ(o.t.retx_hole + o.t.retx_prod + o.t.retx_timeout + o.t.retx_failover, 4u);
+    EXPECT_EQ(o.t.timeouts, 0u);
+    EXPECT_EQ(o.t.probes_tx, 0u);
+}
+
 // The end of the job's messages (SYNC | LAST) are acknowledged at once by their receivers. A
 // lost one was found by the sender timeout (rto_min, 20 ms here), and meanwhile every channel
 // still holding the last barrier's messages timed out as well. Now the sender sends one tail
