@@ -159,8 +159,8 @@ static u64 bspe_probe_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
 /*
  * Tail loss probe (RFC 8985): a packet whose receiver acknowledges it at
  * once (barrier traffic sent as the last to its destination, the end of a
- * job) and whose acknowledgement is two round-trip estimates overdue was
- * lost, or its acknowledgement was. One check (a probe behind it, see
+ * job) and whose acknowledgment is two round-trip estimates overdue was
+ * lost, or its acknowledgment was. One check (a probe behind it, see
  * bspe_emit_retx) per transmission finds out which, not the timeout.
  */
 static u64 bspe_tlp_due(const struct bspe_ep *ep, const struct bspe_chan *ch,
