@@ -448,18 +448,24 @@ static int bspe_sent_data(const struct bspe_ep *ep, const struct bspe_chan *ch)
 /*
  * Prods, on the rail of its short messages, every group channel whose peer
  * sent data in the previous superstep and nothing yet in this one, at most
- * once per channel and superstep, and every one whose peer never sent data
- * and holds data of ours of this superstep, once until the peer sends data
- * (an answer "nothing" ends the guess; one that shows a lost tail leaves a
- * known hole, prodded for as usual). A walk over the open channels, only
- * when the endpoint went quiet in the middle of a superstep.
+ * once per channel and superstep, and, while no channel expects data, every
+ * one whose peer never sent data and holds data of ours of this superstep,
+ * once until the peer sends data (an answer "nothing" ends the guess; one
+ * that shows a lost tail leaves a known hole, prodded for as usual). A walk
+ * over the open channels, only in the middle of a superstep.
  */
 static void bspe_guess_walk(struct bspe_ep *ep, u64 now)
 {
 	struct bspe_chan *ch;
+	int idle = 1;
 
 	ep->guess_walk = now;
 	ep->guess_at = 0;
+	/* peers that never sent data: only while nothing is expected */
+	for (ch = ep->lists[BSPE_L_OPEN].first; ch && idle;
+	     ch = ch->link[BSPE_L_OPEN].next)
+		if (ch->expecting)
+			idle = 0;
 	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
 	     ch = ch->link[BSPE_L_OPEN].next) {
 		ep->st.chan_visits++;
@@ -467,7 +473,7 @@ static void bspe_guess_walk(struct bspe_ep *ep, u64 now)
 		    (ch->guess && (ch->data_epoch == ep->epoch ||
 				   !ch->data_epoch)) ||
 		    (ch->data_epoch != ep->epoch &&
-		     (ch->data_epoch || !bspe_sent_data(ep, ch))))
+		     (ch->data_epoch || !idle || !bspe_sent_data(ep, ch))))
 			continue;
 		ch->guess = 1;
 		bspe_send_prods(ep, ch, now);

@@ -303,3 +303,22 @@ TEST(MsgLayer, EndOfJobTailLossFoundByTailProbe) {
     EXPECT_EQ(o.t.timeouts, 0u);
     EXPECT_EQ(o.t.probes_tx, 1u);  // the tail loss probe
 }
+
+// Without loss nobody is prodded in the sparse pattern of bench/scale_table (each process sends
+// to the next 8 of 256 and hears from the previous 8): its destinations never send data back,
+// and a receiver guesses such a peer only while it waits for count messages with nothing
+// expected (Documentation/protocol.rst, "Prods"). The only explicit acknowledgements are those
+// of the end of the job. Before that condition every process prodded its 8 destinations once.
+TEST(MsgLayer, SparseWithoutLossProdsNobody) {
+    const int p = 256;
+    MsgPattern pat = msg_sparse(64 * 1024, 8);
+    Outcome o = run(p, 4, 0, pat, 2);
+    ASSERT_TRUE(o.ok);
+    EXPECT_EQ(o.verify, "");  // every message delivered once, intact, in order; completed
+    EXPECT_TRUE(o.errors.empty()) << o.errors.front();
+    EXPECT_EQ(o.t.msgs_failed, 0u);
+    EXPECT_EQ(o.t.prods_tx, 0u);
+    EXPECT_EQ(o.t.acks_tx, 2u * static_cast<uint64_t>(p - 1) - 1);
+    EXPECT_EQ(o.t.timeouts, 0u);
+    EXPECT_EQ(o.t.probes_tx, 0u);
+}
