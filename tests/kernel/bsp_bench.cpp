@@ -10,8 +10,6 @@
 //                                        half round trip
 //
 // Output lines start with "RESULT " followed by key=value pairs.
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -130,12 +128,7 @@ int source(uint32_t node, uint16_t port, long count, size_t size, uint64_t pacin
         }
     }
     // Wait (bounded) until every message is acknowledged, then report.
-    for (int i = 0; i < 3000; ++i) {
-        int outq = 0;
-        if (ioctl(fd, SIOCOUTQ, &outq) != 0 || outq == 0)
-            break;
-        usleep(10000);
-    }
+    ktest::wait_settled(fd, 30000);
     print_stats(fd, "source");
     close(fd);  // lingers until acknowledged
     return 0;

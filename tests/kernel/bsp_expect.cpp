@@ -5,8 +5,6 @@
 //
 //   bsp_expect recv PORT PEER_NODE PEER_PORT COUNT EXPECT(0|1)
 //   bsp_expect send PEER_NODE PEER_PORT LOCAL_PORT COUNT
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -97,12 +95,7 @@ int do_send(uint32_t peer_node, uint16_t peer_port, uint16_t local_port, uint32_
         }
     }
     // every message settled (bounded: 20 s)
-    for (int i = 0; i < 2000; ++i) {
-        int outq = 0;
-        if (ioctl(fd, SIOCOUTQ, &outq) != 0 || outq == 0)
-            break;
-        usleep(10000);
-    }
+    ktest::wait_settled(fd, 20000);
     bsp_proto_stats st{};
     socklen_t len = sizeof(st);
     if (getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &st, &len) != 0) {

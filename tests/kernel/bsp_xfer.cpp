@@ -6,9 +6,14 @@
 //       bind PORT, receive MSGS messages from each of SENDERS distinct
 //       sender sockets; message i of a sender has size SIZES(i) and the
 //       pattern of (sender node, i); prints "recv ok N BYTES" on success.
+//       Fails after 60 s without a message (times BSPVM_TIMEOUT_SCALE),
+//       saying which senders' messages are missing.
 //   bsp_xfer send NODE PORT MSGS SIZES [SOCKETS]
 //       send MSGS messages to (NODE, PORT) from each of SOCKETS sockets
-//       (default 1, one process each); prints the socket counters.
+//       (default 1, one process each); waits until its messages are
+//       acknowledged or failed, prints the socket counters and each failure
+//       report (e.g. EHOSTUNREACH once the peer made no progress for
+//       unreach_ms, as to a port nobody binds).
 //
 // SIZES: "ladder" (0 B .. BSP_MSG_MAX around page, fragment and chunk
 // boundaries), "fixed:N", or "cycle:N" (1 .. N bytes, varying).
@@ -152,11 +157,25 @@ int do_recv(uint16_t port, int senders, uint32_t msgs, const Sizes &sizes) {
     std::map<std::pair<uint32_t, uint16_t>, uint32_t> next;
     uint64_t total = 0, bytes = 0;
     const uint64_t want = uint64_t(senders) * msgs;
+    // A lost message must fail the run with what is missing, not leave it waiting.
+    const int idle_s = 60 * ktest::time_scale();
+    timeval tv = {idle_s, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     while (total < want) {
         sockaddr_bsp from{};
         socklen_t fl = sizeof(from);
         ssize_t r =
             recvfrom(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr *>(&from), &fl);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            std::fprintf(stderr,
+                         "recv: no message for %d s, %llu of %llu received; by sender:", idle_s,
+                         (unsigned long long)total, (unsigned long long)want);
+            for (const auto &[k, n] : next)
+                std::fprintf(stderr, " %u:%u %u/%u", k.first, k.second, n, msgs);
+            std::fprintf(stderr, " (%zu of %d senders seen)\n", next.size(), senders);
+            print_stats(fd, "recv");
+            return 1;
+        }
         if (r < 0) {
             std::perror("recvfrom");
             return 1;
@@ -217,9 +236,29 @@ int send_one(uint32_t node, uint16_t port, uint32_t msgs, const Sizes &sizes) {
             return 1;
         }
     }
-    // close() lingers until every message is acknowledged (or fails); the
-    // receiver is the judge of what arrived.
+    // Every message is acknowledged or fails (unreach_ms without progress) in bounded time.
+    // The receiver is the judge of what arrived (a message reported failed may still have
+    // arrived: its acknowledgements may be what was lost); the reports are printed for the
+    // log of a receiver that misses messages.
+    int left = ktest::wait_settled(fd, 120000 * ktest::time_scale());
     print_stats(fd, "send");
+    for (;;) {
+        alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(sock_extended_err))];
+        msghdr mh{};
+        mh.msg_control = cbuf;
+        mh.msg_controllen = sizeof(cbuf);
+        if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+            break;
+        cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        if (!cm || cm->cmsg_level != SOL_BSP || cm->cmsg_type != BSP_CMSG_ERR)
+            continue;
+        sock_extended_err ee;
+        std::memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+        std::printf("send failure report: message %u to %u:%u: %s\n", ee.ee_data, node,
+                    unsigned(port), strerrorname_np(int(ee.ee_errno)));
+    }
+    if (left)
+        std::printf("send: %d bytes not settled\n", left);
     close(fd);
     return 0;
 }

@@ -1,5 +1,7 @@
 #include "ktest.hpp"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -71,6 +73,25 @@ int bound_socket(uint16_t port, int rcvbuf, int sndbuf) {
         std::exit(2);
     }
     return fd;
+}
+
+int wait_settled(int fd, int ms) {
+    int outq = 0;
+    for (int t = 0;; t += 10) {
+        if (ioctl(fd, SIOCOUTQ, &outq) != 0) {
+            std::perror("SIOCOUTQ");
+            std::exit(2);
+        }
+        if (outq == 0 || t >= ms)
+            return outq;
+        usleep(10000);
+    }
+}
+
+int time_scale() {
+    const char *s = std::getenv("BSPVM_TIMEOUT_SCALE");
+    int n = s ? std::atoi(s) : 1;
+    return n >= 1 && n <= 99 ? n : 1;
 }
 
 uint16_t port_of(int fd) {

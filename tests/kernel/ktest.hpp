@@ -35,6 +35,14 @@ int bound_socket(uint16_t port = 0, int rcvbuf = 0, int sndbuf = 0);
 
 uint16_t port_of(int fd);
 
+// Waits until every message the socket sent is acknowledged or has failed (SIOCOUTQ is 0),
+// at most ms milliseconds; returns the bytes still unsettled (0: all settled).
+int wait_settled(int fd, int ms);
+
+// The VM harness's time-limit factor (BSPVM_TIMEOUT_SCALE: 1 on the stock kernel, 3 on the
+// debug kernel unless overridden), for the limits a test program sets itself.
+int time_scale();
+
 // Byte i of message (src, seq) of length len: a pattern that makes any
 // misplaced, duplicated or foreign byte detectable.
 uint8_t pattern(uint32_t src, uint32_t seq, size_t i);

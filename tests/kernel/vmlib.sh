@@ -15,6 +15,11 @@
 #                       node id i+1; removed at case exit
 # bsp_wait_peers N      wait (bounded) until every node sees N-1 peers on
 #                       every rail
+# bsp_wait_bound NS PORT [N]  wait (bounded) until N sockets (default 1) of
+#                       namespace NS are bound to PORT, and 0.3 s more for
+#                       their bind() to finish: start senders only after
+#                       their receiver is there (a message to a remote port
+#                       nobody binds fails after unreach_ms)
 # bsp_unload            rmmod af_bsp, retrying while the last sockets'
 #                       RCU-deferred frees still pin the module
 
@@ -202,6 +207,31 @@ bsp_wait_peers()
 		ip netns exec "n$i" cat /proc/net/af_bsp/peers
 	done
 	fail "nodes did not discover $want peers on every rail"
+}
+
+# A receiver started in the background binds when its process gets there: a
+# fixed sleep before the senders is a race on a slow (debug) kernel, where
+# starting a process under "ip netns exec" can take seconds.
+bsp_wait_bound()
+{
+	local ns=$1 port=$2 want=${3:-1} end=$((SECONDS + 60)) n
+
+	while :; do
+		n=$(ip netns exec "$ns" awk -v p="$port" 'NR > 1 && $1 == p' \
+			/proc/net/af_bsp/sockets | wc -l)
+		if [ "$n" -ge "$want" ]; then
+			# bind() publishes the port, then creates the socket's
+			# engine: a frame in between is dropped (drop_no_port or
+			# drop_engine), which cases that count drops would see.
+			# The rest of that bind() call takes far less than this.
+			sleep 0.3
+			return 0
+		fi
+		[ "$SECONDS" -lt "$end" ] || break
+		sleep 0.05
+	done
+	ip netns exec "$ns" cat /proc/net/af_bsp/sockets
+	fail "$ns: $want socket(s) not bound to port $port within 60 s ($n are)"
 }
 
 bsp_unload()

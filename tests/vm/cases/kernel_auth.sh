@@ -85,7 +85,7 @@ ip netns exec n1 "${FORGE[@]}" sniffdata eth0 1 60 >"$tmp/data" 2>&1 &
 sniffer=$!
 ip netns exec n1 "$BENCH" sink 7000 $COUNT $SIZE >"$tmp/r" 2>&1 &
 rpid=$!
-sleep 0.3
+bsp_wait_bound n1 7000
 # the source holds its last message until the forgeries are sent, so the
 # transfer is still running when they arrive, however slow the kernel
 ip netns exec n0 env BSP_BENCH_HOLD="$tmp/forged" "$BENCH" source 2 7000 $COUNT $SIZE $PACING \

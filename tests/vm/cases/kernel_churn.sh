@@ -22,7 +22,7 @@ bsp_wait_peers 1
 # others closed, so the server's counters are read after every CLOSE came
 ip netns exec n1 "$BENCH" echo 7501 $((CLIENTS * PINGS + 1)) >/tmp/echo.out 2>&1 &
 echo_pid=$!
-sleep 0.3
+bsp_wait_bound n1 7501
 for ((c = 0; c < CLIENTS; c++)); do
 	local_port=0
 	[ "$c" -ge $((CLIENTS / 2)) ] && local_port=7600

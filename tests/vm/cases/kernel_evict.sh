@@ -40,7 +40,7 @@ round()
 
 	ip netns exec n1 "$BENCH" echo "$port" $((CLIENTS * PINGS + 1)) >"$tmp/echo" 2>&1 &
 	local echo_pid=$!
-	sleep 0.3
+	bsp_wait_bound n1 "$port"
 	for ((c = 0; c < CLIENTS; c++)); do
 		ip netns exec n0 "$BENCH" ping 2 "$port" "$PINGS" 1000 0 "$HOLD_MS" >"$tmp/c$c" 2>&1 &
 		pids+=($!)

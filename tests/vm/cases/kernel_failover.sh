@@ -26,7 +26,7 @@ transfer_with()
 	local what=$1 down=$2 up=$3 rc=0 j
 
 	ip netns exec n1 "$XFER" recv 7300 1 40 fixed:262144 >"$tmp/r" 2>&1 &
-	sleep 0.3
+	bsp_wait_bound n1 7300
 	ip netns exec n0 "$XFER" send 2 7300 40 fixed:262144 >"$tmp/s" 2>&1 &
 	sleep 1.5
 	eval "$down"
@@ -47,7 +47,7 @@ bsp_wait_peers 1
 b0=$(tx_bytes n0 eth0)
 b1=$(tx_bytes n0 eth1)
 ip netns exec n1 "$XFER" recv 7301 1 10 fixed:1048576 >"$tmp/r2" 2>&1 &
-sleep 0.3
+bsp_wait_bound n1 7301
 expect_ok ip netns exec n0 "$XFER" send 2 7301 10 fixed:1048576
 wait
 grep -q "recv ok 10 " "$tmp/r2" || fail "transfer after the rail came back"

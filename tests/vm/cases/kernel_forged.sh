@@ -45,7 +45,7 @@ tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 ip netns exec n1 "$XFER" recv 7000 1 300 cycle:40000 >"$tmp/r" 2>&1 &
 rpid=$!
-sleep 0.3
+bsp_wait_bound n1 7000
 ip netns exec n0 "$XFER" send 2 7000 300 cycle:40000 >"$tmp/s" 2>&1 &
 spid=$!
 port=

@@ -61,7 +61,7 @@ tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 ip netns exec n0 "$XFER" recv 7000 1 200 cycle:40000 >"$tmp/r" 2>&1 &
 rpid=$!
-sleep 0.3
+bsp_wait_bound n0 7000
 ip netns exec n1 "$XFER" send 1 7000 200 cycle:40000 >"$tmp/s" 2>&1 &
 spid=$!
 
@@ -129,7 +129,7 @@ ip netns exec n0 awk '$1 == 3 && $4 == "up"' /proc/net/af_bsp/peers | grep -q . 
 	fail "n0 does not hear node 3 after the flood"
 ip netns exec n0 "$XFER" recv 7001 1 20 cycle:10000 >"$tmp/r2" 2>&1 &
 rpid=$!
-sleep 0.3
+bsp_wait_bound n0 7001
 ip netns exec n2 "$XFER" send 1 7001 20 cycle:10000 >"$tmp/s2" 2>&1 || { cat "$tmp/s2"; fail "send from n2"; }
 wait $rpid || { cat "$tmp/r2"; fail "receive from n2"; }
 grep -q "recv ok 20 " "$tmp/r2" || fail "n0 did not receive 20 messages from n2"

@@ -31,7 +31,8 @@ ip netns exec n1 "$XFER" recv 7000 1 300 cycle:20000 >"$tmp/r1" 2>&1 &
 r1=$!
 ip netns exec n0 "$XFER" recv 7000 1 300 cycle:20000 >"$tmp/r0" 2>&1 &
 r0=$!
-sleep 0.3
+bsp_wait_bound n1 7000
+bsp_wait_bound n0 7000
 ip netns exec n0 "$XFER" send 2 7000 300 cycle:20000 >"$tmp/s0" 2>&1 &
 s0=$!
 ip netns exec n1 "$XFER" send 1 7000 300 cycle:20000 >"$tmp/s1" 2>&1 &
@@ -51,7 +52,7 @@ grep -q "recv ok 300 " "$tmp/r0" || fail "n0 did not receive 300 messages intact
 bsp_wait_peers 1
 ip netns exec n1 "$XFER" recv 7001 1 20 cycle:3000 >"$tmp/a1" 2>&1 &
 a1=$!
-sleep 0.3
+bsp_wait_bound n1 7001
 ip netns exec n0 "$XFER" send 2 7001 20 cycle:3000 >"$tmp/a0" 2>&1 || fail "send after fuzzing"
 wait "$a1" || fail "receive after fuzzing: $(cat "$tmp/a1")"
 grep -q "recv ok 20 " "$tmp/a1" || fail "n1 did not receive 20 messages after fuzzing"

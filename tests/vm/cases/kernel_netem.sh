@@ -21,7 +21,8 @@ transfer()
 
 	ip netns exec n1 "$XFER" recv 7200 1 60 cycle:150000 >"$tmp/r1" 2>&1 &
 	ip netns exec n0 "$XFER" recv 7200 1 60 cycle:150000 >"$tmp/r0" 2>&1 &
-	sleep 0.3
+	bsp_wait_bound n1 7200
+	bsp_wait_bound n0 7200
 	ip netns exec n0 "$XFER" send 2 7200 60 cycle:150000 >"$tmp/s0" 2>&1 &
 	ip netns exec n1 "$XFER" send 1 7200 60 cycle:150000 >"$tmp/s1" 2>&1 &
 	for j in $(jobs -p); do wait "$j" || rc=1; done

@@ -71,7 +71,7 @@ tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 ip netns exec nsC "$XFER" recv 7000 1 20 cycle:100000 >"$tmp/r" 2>&1 &
 rpid=$!
-sleep 0.3
+bsp_wait_bound nsC 7000
 ip netns exec nsB "$XFER" send 3 7000 20 cycle:100000 >"$tmp/s" 2>&1 || {
 	cat "$tmp/s"
 	fail "send from nsB"

@@ -61,7 +61,8 @@ transfer()
 	if [ "$dirs" = both ]; then
 		ip netns exec n0 "$XFER" recv 7300 1 "$msgs" "$sizes" >"$tmp/r0" 2>&1 &
 	fi
-	sleep 0.3
+	bsp_wait_bound n1 7300
+	[ "$dirs" != both ] || bsp_wait_bound n0 7300
 	ip netns exec n0 "$XFER" send 2 7300 "$msgs" "$sizes" >"$tmp/s0" 2>&1 &
 	if [ "$dirs" = both ]; then
 		ip netns exec n1 "$XFER" send 1 7300 "$msgs" "$sizes" >"$tmp/s1" 2>&1 &

@@ -25,7 +25,7 @@ transfer()
 	local out t0 t1
 
 	ip netns exec n1 "$BENCH" sink 7500 "$COUNT" "$SIZE" >/tmp/pacing.sink 2>&1 &
-	sleep 0.3
+	bsp_wait_bound n1 7500
 	t0=$(date +%s.%N)
 	out=$(ip netns exec n0 "$BENCH" source 2 7500 "$COUNT" "$SIZE" "$1" 2>&1) ||
 		fail "source: $out"

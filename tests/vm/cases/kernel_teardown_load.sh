@@ -32,7 +32,9 @@ ip netns exec n0 "$XFER" recv 7000 1 400 cycle:20000 >"$tmp/r0" 2>&1 &
 r0=$!
 ip netns exec n2 "$XFER" recv 7200 1 100000 cycle:20000 >"$tmp/r2" 2>&1 &
 r2=$!
-sleep 0.3
+bsp_wait_bound n1 7000
+bsp_wait_bound n0 7000
+bsp_wait_bound n2 7200
 ip netns exec n0 "$XFER" send 2 7000 400 cycle:20000 >"$tmp/s0" 2>&1 &
 s0=$!
 ip netns exec n1 "$XFER" send 1 7000 400 cycle:20000 >"$tmp/s1" 2>&1 &

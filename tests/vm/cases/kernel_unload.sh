@@ -65,7 +65,7 @@ bsp_nodes 2 2
 bsp_wait_peers 1
 ip netns exec n1 "$XFER" recv 7400 1 40 fixed:262144 >/tmp/kunload.r 2>&1 &
 rpid=$!
-sleep 0.3
+bsp_wait_bound n1 7400
 ip netns exec n0 "$XFER" send 2 7400 40 fixed:262144 >/tmp/kunload.s 2>&1 &
 spid=$!
 sleep 1

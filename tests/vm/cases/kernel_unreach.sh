@@ -79,7 +79,7 @@ ip -n n1 link set eth0 mtu 1500 || fail "MTU 1500 on n1"
 bsp_wait_peers 1
 ip netns exec n1 "$XFER" recv 7320 1 1 fixed:65536 >"$tmp/mr" 2>&1 &
 rcv=$!
-sleep 0.3
+bsp_wait_bound n1 7320
 out=$(ip netns exec n0 "$XFER" settle 2 7320 65536) || fail "sender: $out"
 echo "$out"
 case $out in

@@ -25,7 +25,8 @@ tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
 run_bg "$tmp/r1" ip netns exec n1 "$XFER" recv 7000 2 56 ladder
 run_bg "$tmp/r0" ip netns exec n0 "$XFER" recv 7000 1 56 ladder
-sleep 0.3
+bsp_wait_bound n1 7000
+bsp_wait_bound n0 7000
 run_bg "$tmp/s0" ip netns exec n0 "$XFER" send 2 7000 56 ladder 2
 run_bg "$tmp/s1" ip netns exec n1 "$XFER" send 1 7000 56 ladder 1
 rc=0
@@ -43,7 +44,9 @@ bsp_wait_peers 3
 for i in 0 1 2 3; do
 	run_bg "$tmp/a$i" ip netns exec "n$i" "$XFER" recv 7100 3 30 cycle:150000
 done
-sleep 0.3
+for i in 0 1 2 3; do
+	bsp_wait_bound "n$i" 7100
+done
 for i in 0 1 2 3; do
 	for j in 1 2 3 4; do
 		[ "$j" = $((i + 1)) ] && continue
