@@ -306,6 +306,8 @@ static void bspe_rx_resume_in(struct bspe_ep *ep, u64 now)
 				bspe_send_ctrl(ep, ch, BSPE_T_PROD, 0, (u8)r,
 					       (u8)r, now);
 		}
+		/* room again: no longer BUSY, its holes prodded as any */
+		ch->rx_blocked = 0;
 		ch->last_prod = now;
 		ch->prod_pending = 1;
 		bspe_arm_chan(ep, ch, now);
@@ -627,11 +629,13 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	}
 	/*
 	 * A receiver out of memory would refuse the hole again: resend only
-	 * its first packet (a window probe); the receiver prods for the rest
-	 * once it takes it.
+	 * its first packet (a window probe), and only on the answer to a
+	 * timeout probe, once per timeout; the receiver prods for the rest
+	 * once it takes it. The BUSY answer to a check would otherwise draw a
+	 * resend, refused, and another check, every round trip.
 	 */
 	if ((k->flags & BSPE_F_BUSY) && bspe_seq_lt(k->ack, eoh))
-		eoh = k->ack + 1;
+		eoh = cause == BSPE_CAUSE_TIMEOUT ? k->ack + 1 : k->ack;
 	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, seen, now);
 	if (k->type == BSPE_T_PROD && !sent)
 		ch->rrail[k->ack_rail].reply_now = 1;

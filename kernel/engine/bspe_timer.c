@@ -122,7 +122,12 @@ static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 	u32 r;
 	u8 rails;
 
-	if (!bspe_needs_data(ep, ch, &rails))
+	/*
+	 * Refused for lack of memory: the holes are our own refusals, a prod
+	 * would only draw a resend refused again. bspe_rx_resume prods when
+	 * there is room; the sender's timeout probes go on meanwhile.
+	 */
+	if (ch->rx_blocked || !bspe_needs_data(ep, ch, &rails))
 		return 0;
 	/*
 	 * A known hole is certain loss: prod once the channel is quiet. So

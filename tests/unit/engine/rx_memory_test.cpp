@@ -106,7 +106,10 @@ TEST(RxMemory, AnsweredProbesWithoutProgressFail) {
 }
 
 // A receiver out of memory answers probes with BUSY: its sender keeps the messages (no failure
-// however long the reader pauses) and completes them once the receiver resumes.
+// however long the reader pauses) and completes them once the receiver resumes. Meanwhile the
+// sender resends one packet per timeout (the window probe) and nothing else, and the receiver
+// prods for nothing it refused itself: the BUSY answer to a check, or a prod for the refused
+// hole, drew a resend refused again every round trip (1.66 million in these 20 s).
 TEST(RxMemory, BusyReceiverKeepsMessagesAlive) {
     bspsim::Sim sim(net(2, 1), ext_cfg());
     bool full = true;
@@ -119,6 +122,10 @@ TEST(RxMemory, BusyReceiverKeepsMessagesAlive) {
     EXPECT_EQ(sim.pending(), 4u);
     EXPECT_TRUE(sim.node(1).delivered.empty());
     EXPECT_GT(sim.node(0).stats().probes_tx, 0u);
+    const bspe_stats busy0 = sim.node(0).stats(), busy1 = sim.node(1).stats();
+    EXPECT_EQ(busy0.retx_hole + busy0.retx_prod, 0u);
+    EXPECT_EQ(busy0.retx_timeout, busy0.timeouts);
+    EXPECT_EQ(busy1.prods_tx, 0u);
     sim.at(sim.now() + 1, [&] {
         full = false;
         bspe_rx_resume(sim.node(1).ep(), sim.now());
