@@ -474,7 +474,9 @@ static void bspe_guess_walk(struct bspe_ep *ep, u64 now)
 	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
 	     ch = ch->link[BSPE_L_OPEN].next) {
 		ep->st.chan_visits++;
+		/* data told expected (bspe_expect) is prodded for as such */
 		if (!(ch->flags & BSPE_CHAN_GROUP) || !ch->rail_up ||
+		    ch->expecting || ch->rx_blocked ||
 		    (ch->guess && (ch->data_epoch == ep->epoch ||
 				   !ch->data_epoch)) ||
 		    (ch->data_epoch != ep->epoch &&
