@@ -135,7 +135,9 @@ long rss_kib(int ospid) {
 
 // Datagrams on the loopback interface, as a capturing attacker with CAP_NET_RAW sees them
 // (root only): every UDP datagram to 127.0.0.1 from the moment of construction until
-// stop(), with its ports.
+// stop(), with its ports. The socket sees all loopback traffic of the host (other tests' too)
+// and its reader may lag behind: stop() reads what is still queued, and complete() says
+// whether the kernel dropped any for a full queue (then the capture is not the job's traffic).
 class LoopbackCapture {
   public:
     struct Datagram {
@@ -155,6 +157,8 @@ class LoopbackCapture {
             fd_ = -1;
             return;
         }
+        const int bytes = 64 << 20;
+        (void)setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes);
         thread_ = std::thread([this] { run(); });
     }
     ~LoopbackCapture() {
@@ -167,7 +171,20 @@ class LoopbackCapture {
         stop_ = true;
         if (thread_.joinable())
             thread_.join();
+        if (fd_ < 0 || drained_)
+            return;
+        std::vector<std::uint8_t> buf(70000);
+        while (take(buf, MSG_DONTWAIT)) {
+        }
+        tpacket_stats st{};
+        socklen_t len = sizeof st;
+        if (getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+            dropped_ = st.tp_drops;
+        drained_ = true;
     }
+    // After stop(): nothing was dropped, every datagram of the interval is in between().
+    bool complete() const { return drained_ && dropped_ == 0; }
+    unsigned dropped() const { return dropped_; }
     // The captured datagrams from port `from` to port `to` (after stop()).
     std::vector<std::vector<std::uint8_t>> between(int from, int to) const {
         std::vector<std::vector<std::uint8_t>> r;
@@ -182,31 +199,40 @@ class LoopbackCapture {
         std::vector<std::uint8_t> buf(70000);
         while (!stop_) {
             pollfd p{fd_, POLLIN, 0};
-            if (poll(&p, 1, 20) <= 0)
-                continue;
-            sockaddr_ll from{};
-            socklen_t len = sizeof from;
-            const ssize_t n =
-                recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr *>(&from), &len);
-            // Loopback shows every packet twice (outgoing and incoming): keep one.
-            if (n < static_cast<ssize_t>(sizeof(iphdr) + sizeof(udphdr)) ||
-                from.sll_pkttype == PACKET_OUTGOING)
-                continue;
-            const auto *ip = reinterpret_cast<const iphdr *>(buf.data());
-            const std::size_t ihl = ip->ihl * 4u;
-            if (ip->protocol != IPPROTO_UDP || ip->daddr != htonl(INADDR_LOOPBACK) ||
-                static_cast<std::size_t>(n) < ihl + sizeof(udphdr))
-                continue;
-            const auto *udp = reinterpret_cast<const udphdr *>(buf.data() + ihl);
-            Datagram d;
-            d.from_port = ntohs(udp->source);
-            d.to_port = ntohs(udp->dest);
-            d.bytes.assign(buf.begin() + static_cast<std::ptrdiff_t>(ihl + sizeof(udphdr)),
-                           buf.begin() + n);
-            got_.push_back(std::move(d));
+            if (poll(&p, 1, 20) > 0)
+                take(buf, 0);
         }
     }
+    // Reads one queued packet, keeps it if it is a UDP datagram to 127.0.0.1; false when
+    // there was none.
+    bool take(std::vector<std::uint8_t> &buf, int flags) {
+        sockaddr_ll from{};
+        socklen_t len = sizeof from;
+        const ssize_t n =
+            recvfrom(fd_, buf.data(), buf.size(), flags, reinterpret_cast<sockaddr *>(&from), &len);
+        if (n < 0)
+            return false;
+        // Loopback shows every packet twice (outgoing and incoming): keep one.
+        if (n < static_cast<ssize_t>(sizeof(iphdr) + sizeof(udphdr)) ||
+            from.sll_pkttype == PACKET_OUTGOING)
+            return true;
+        const auto *ip = reinterpret_cast<const iphdr *>(buf.data());
+        const std::size_t ihl = ip->ihl * 4u;
+        if (ip->protocol != IPPROTO_UDP || ip->daddr != htonl(INADDR_LOOPBACK) ||
+            static_cast<std::size_t>(n) < ihl + sizeof(udphdr))
+            return true;
+        const auto *udp = reinterpret_cast<const udphdr *>(buf.data() + ihl);
+        Datagram d;
+        d.from_port = ntohs(udp->source);
+        d.to_port = ntohs(udp->dest);
+        d.bytes.assign(buf.begin() + static_cast<std::ptrdiff_t>(ihl + sizeof(udphdr)),
+                       buf.begin() + n);
+        got_.push_back(std::move(d));
+        return true;
+    }
     int fd_ = -1;
+    bool drained_ = false;
+    unsigned dropped_ = 0;
     std::atomic<bool> stop_{false};
     std::thread thread_;
     std::vector<Datagram> got_;
@@ -532,6 +558,7 @@ TEST(UdpTrust, DatagramsOfAnEarlierJobReplayedAreRefused) {
         EXPECT_EQ(a.go(), 0) << a.err();
         expect_exact_results(a, 2);
         cap.stop();
+        ASSERT_TRUE(cap.complete()) << cap.dropped() << " packets dropped by the capture";
         earlier = cap.between(a.ports[0], a.ports[1]);
     }
     ASSERT_GT(earlier.size(), 10u);
@@ -562,6 +589,7 @@ TEST(UdpTrust, DatagramsOfTheSameJobReplayedChangeNothing) {
     Victim v(2);
     ASSERT_TRUE(v.wait_ready()) << v.err();
     cap.stop();
+    ASSERT_TRUE(cap.complete()) << cap.dropped() << " packets dropped by the capture";
     const auto own = cap.between(v.ports[0], v.ports[1]);
     ASSERT_GT(own.size(), 0u);
     const std::string file = replay_file(own);
