@@ -214,6 +214,7 @@ struct bspe_chan {
 	u64	last_rx;		/* last DATA accepted */
 	u64	rx_gap;			/* smoothed DATA inter-arrival */
 	u64	last_prod;
+	u64	prod_tx;		/* last prod really sent */
 	u64	prod_ivl;
 	u64	prod_at;		/* a prod due earlier (0: none) */
 	u64	down_since;		/* all rails dead since (0: not) */

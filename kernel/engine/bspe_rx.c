@@ -309,6 +309,7 @@ static void bspe_rx_resume_in(struct bspe_ep *ep, u64 now)
 		/* room again: no longer BUSY, its holes prodded as any */
 		ch->rx_blocked = 0;
 		ch->last_prod = now;
+		ch->prod_tx = now;
 		ch->prod_pending = 1;
 		bspe_arm_chan(ep, ch, now);
 	}
@@ -587,16 +588,16 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		cause = BSPE_CAUSE_PROD;
 	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
 		   sr->chk_time && !sr->probes &&
-		   (!ch->prod_pending ||
-		    ch->last_prod + 2 * ch->srtt <= sr->chk_time)) {
+		   ch->prod_tx + 2 * ch->srtt <= sr->chk_time) {
 		/*
 		 * The answer to a check of a resend: the probe travelled
 		 * behind the resend, so this report shows whether it was
-		 * lost (bspe_emit_retx). While a prod of ours sent less than
-		 * two round trips before the check is unanswered (the peer
-		 * sends to us too), a REPLY may answer that prod, built
-		 * before the resend arrived: it is taken as any other
-		 * report. (last_prod alone is no prod: bspe_expect sets it.)
+		 * lost (bspe_emit_retx). After a prod of ours sent less than
+		 * two round trips before the check (the peer sends to us
+		 * too), a REPLY may answer that prod, built before the resend
+		 * arrived: it is taken as any other report. prod_tx is when
+		 * a prod was sent; last_prod is not (bspe_expect sets it to
+		 * start the prod interval).
 		 */
 		seen = sr->chk_time;
 		bspe_rtt_sample(ep, ch, now - sr->chk_time);

@@ -374,6 +374,7 @@ static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 			bspe_send_ctrl(ep, ch, BSPE_T_PROD, 0, (u8)r, (u8)r,
 				       now);
 	ch->last_prod = now;
+	ch->prod_tx = now;
 	ch->prod_pending = 1;
 	ch->prod_at = 0;
 }
