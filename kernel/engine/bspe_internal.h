@@ -297,7 +297,6 @@ struct bspe_ep {
 	u32	peer_epoch;		/* highest epoch seen from a member */
 	u32	data_epoch;		/* highest data_epoch of any channel */
 	u32	guess_ep;		/* data_epoch guess_at was set for */
-	u32	expect_ep;		/* epoch + 1 of the last bspe_expect */
 	u32	outstanding;		/* descriptors OUT over all channels */
 	u32	rx_reserved;		/* bytes reserved for reassembly */
 	u32	ack_thresh;		/* n / (2p) */

@@ -355,8 +355,6 @@ static int bspe_expect_in(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
 		return -EINVAL;
 	ch->expect_until = ch->rcv_next_msg + nmsgs;
 	ch->expecting = nmsgs > 0;
-	/* the caller knows its senders of this superstep: no guesses */
-	ep->expect_ep = ep->epoch + 1;
 	/* First prod no earlier than one interval from now. */
 	ch->last_prod = now;
 	bspe_arm_chan(ep, ch, now);

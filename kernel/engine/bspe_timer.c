@@ -70,18 +70,15 @@ static int bspe_guessing(const struct bspe_ep *ep, const struct bspe_chan *ch)
 
 /*
  * When to look for guessed expectations, once data of this superstep came
- * from some member and while the caller expects nothing in it yet (it calls
- * bspe_expect once it knows its senders: the messaging layer when it has
- * every count message): a round trip after a member sent more than one
- * packet of it (once a superstep), and after two round-trip estimates
- * without data (once per such quiet spell).
+ * from some member: a round trip after a member sent more than one packet
+ * of it (once a superstep), and after two round-trip estimates without
+ * data (once per such quiet spell).
  */
 u64 bspe_guess_due(const struct bspe_ep *ep)
 {
 	u64 rtt = ep->srtt ? ep->srtt : ep->cfg.rtt_init_ns, t = 0;
 
-	if (!ep->epoch || ep->data_epoch != ep->epoch + 1 ||
-	    ep->expect_ep == ep->epoch + 1)
+	if (!ep->epoch || ep->data_epoch != ep->epoch + 1)
 		return 0;
 	if (ep->last_rx_any && ep->guess_walk < ep->last_rx_any)
 		t = ep->last_rx_any + 2 * rtt;
