@@ -121,6 +121,7 @@ struct bsp_net {
 	atomic_long_t drops[__BSP_DROP_MAX];
 	atomic_long_t hello_tx;
 	atomic_long_t hello_rx;
+	atomic_long_t peer_rail_timeouts;
 
 	struct proc_dir_entry *proc_dir;
 };

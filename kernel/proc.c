@@ -115,6 +115,8 @@ static int bsp_stats_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "hello_tx %lu\n", atomic_long_read(&bn->hello_tx));
 	seq_printf(seq, "hello_rx %lu\n", atomic_long_read(&bn->hello_rx));
 	seq_printf(seq, "peers %u\n", READ_ONCE(bn->npeers));
+	seq_printf(seq, "peer_rail_timeouts %ld\n",
+		   atomic_long_read(&bn->peer_rail_timeouts));
 	seq_printf(seq, "rmem %ld\n", atomic_long_read(&bn->rmem));
 	seq_printf(seq, "rmem_peak %ld\n", atomic_long_read(&bn->rmem_peak));
 	seq_printf(seq, "rmem_limit %lu\n", READ_ONCE(bn->mem_pages) << PAGE_SHIFT);
