@@ -64,7 +64,9 @@ static int bsp_sockets_show(struct seq_file *seq, void *v)
 		st.rx_remote_msgs = atomic64_read(&bs->stats.rx_remote_msgs);
 		st.tx_errors = atomic64_read(&bs->stats.tx_errors);
 		seq_printf(seq, "%u %lu %d %d %llu %llu %llu %llu %llu %llu %u %u\n",
-			   READ_ONCE(bs->port), sock_i_ino(&bs->sk),
+			   /* a port reserved by a bind() under way: 0 */
+			   READ_ONCE(bs->port_live) ? READ_ONCE(bs->port) : 0,
+			   sock_i_ino(&bs->sk),
 			   sk_rmem_alloc_get(&bs->sk),
 			   sk_wmem_alloc_get(&bs->sk), st.tx_msgs, st.rx_msgs,
 			   st.tx_local_msgs, st.tx_remote_msgs,
