@@ -109,6 +109,7 @@ struct sock *bsp_port_lookup_get(struct bsp_net *bn, u16 port)
 
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(bs, bsp_port_bucket(bn, port), port_node) {
+		/* pairs with smp_store_release() in bsp_port_publish() */
 		if (bs->port == port && smp_load_acquire(&bs->port_live) &&
 		    refcount_inc_not_zero(&bs->sk.sk_refcnt)) {
 			found = &bs->sk;
