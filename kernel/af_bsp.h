@@ -121,6 +121,7 @@ struct bsp_net {
 	atomic_long_t drops[__BSP_DROP_MAX];
 	atomic_long_t hello_tx;
 	atomic_long_t hello_rx;
+	atomic_long_t peer_rail_timeouts;
 
 	struct proc_dir_entry *proc_dir;
 };
@@ -173,6 +174,11 @@ struct bsp_sock {
 	struct hlist_node port_node;	/* bsp_net.ports, RCU */
 	struct hlist_node list_node;	/* bsp_net.socks */
 	u16 port;			/* 0 while unbound */
+	/* frames and local messages find the socket by its port: set (release)
+	 * once bind() has made the engine and given it the group, cleared at
+	 * unbind; until then the port is only reserved
+	 */
+	bool port_live;
 
 	/* default peer set by connect(); lock_sock */
 	struct sockaddr_bsp peer;
@@ -223,6 +229,7 @@ void bsp_socket_unregister(void);
 
 /* port.c */
 int bsp_port_bind(struct bsp_net *bn, struct bsp_sock *bs, u16 port);
+void bsp_port_publish(struct bsp_net *bn, struct bsp_sock *bs);
 void bsp_port_unbind(struct bsp_net *bn, struct bsp_sock *bs);
 struct sock *bsp_port_lookup_get(struct bsp_net *bn, u16 port);
 void bsp_sock_list_add(struct bsp_net *bn, struct bsp_sock *bs);

@@ -9,7 +9,10 @@
  * namespace's incarnation (new with every module load). A received hello
  * of the same cluster from another node creates or refreshes the peer and
  * marks that (peer, rail) alive; a (peer, rail) not heard from for
- * net.bsp.peer_timeout_ms is marked dead. Both transitions are fed to the
+ * net.bsp.peer_timeout_ms, and found silent by as many work runs in a row
+ * as hello intervals fit in it, is marked dead (counting the runs keeps a
+ * node that was not scheduled for a while from taking its own stall for
+ * its peers' silence). Both transitions are fed to the
  * protocol engine of every socket of the namespace at once (transport.c),
  * as are our own rails going down or up. A peer whose incarnation changed
  * was reloaded: every channel to it is closed, since its sockets are new.
@@ -34,6 +37,15 @@
 static void bsp_rail_dead(struct bsp_net *bn, u32 node, u8 rail)
 {
 	bsp_transport_rail_set(bn, node, rail, false);
+}
+
+/* A (peer, rail) that stayed silent: not heard for peer_timeout_ms. */
+static void bsp_rail_silent(struct bsp_net *bn, u32 node, u8 rail)
+{
+	atomic_long_inc(&bn->peer_rail_timeouts);
+	net_info_ratelimited("node %u silent on rail %u for %u ms: rail dead\n",
+			     node, rail, READ_ONCE(bn->peer_timeout_ms));
+	bsp_rail_dead(bn, node, rail);
 }
 
 static void bsp_rail_alive(struct bsp_net *bn, u32 node, u8 rail)
@@ -76,6 +88,7 @@ static void bsp_discovery_work(struct work_struct *work)
 {
 	struct bsp_net *bn = container_of(to_delayed_work(work),
 					  struct bsp_net, discovery_work);
+	unsigned int timeout_ms, interval_ms;
 	struct bsp_master *m;
 	bool rearm;
 	int i;
@@ -91,8 +104,11 @@ static void bsp_discovery_work(struct work_struct *work)
 	}
 	rcu_read_unlock();
 
-	bsp_peer_expire(bn, msecs_to_jiffies(READ_ONCE(bn->peer_timeout_ms)),
-			bsp_rail_dead);
+	timeout_ms = READ_ONCE(bn->peer_timeout_ms);
+	interval_ms = READ_ONCE(bn->hello_interval_ms);
+	bsp_peer_expire(bn, msecs_to_jiffies(timeout_ms),
+			DIV_ROUND_UP(timeout_ms, max(interval_ms, 1U)),
+			bsp_rail_silent);
 	bsp_peer_reap(bn, msecs_to_jiffies(READ_ONCE(bn->peer_expire_ms)));
 
 	if (rearm && !READ_ONCE(bn->exiting))

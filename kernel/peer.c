@@ -325,6 +325,30 @@ int bsp_peer_del(struct bsp_net *bn, u32 node_id)
 	return err;
 }
 
+/*
+ * peer_lock held, once per liveness pass for each live (peer, rail): count
+ * the passes that found nothing new and say whether the rail has been
+ * silent both for @timeout and for @passes passes in a row. Wall time
+ * alone would kill every peer after a local stall of @timeout (the
+ * frames that arrived meanwhile not yet processed); passes alone would
+ * kill peers faster when the work is kicked.
+ */
+static bool bsp_peer_rail_silent(struct bsp_peer_rail *pr,
+				 unsigned long timeout, unsigned int passes)
+{
+	unsigned long seen = READ_ONCE(pr->last_seen);
+
+	if (seen != pr->pass_seen) {
+		pr->pass_seen = seen;
+		pr->silent = 0;
+		return false;
+	}
+	if (pr->silent < U8_MAX)
+		pr->silent++;
+	return pr->silent >= min_t(unsigned int, passes, U8_MAX) &&
+	       !time_before(jiffies, seen + timeout);
+}
+
 /* Dead (node, rail) pairs found by one pass, reported unlocked. */
 #define BSP_DEAD_BATCH	32
 
@@ -334,13 +358,13 @@ int bsp_peer_del(struct bsp_net *bn, u32 node_id)
  * for @timeout jiffies; static entries only when @only is given. Reports
  * each through @down with no lock held. Process context.
  */
-static void bsp_peer_mark_dead(struct bsp_net *bn, int only,
-			       unsigned long timeout,
-			       void (*down)(struct bsp_net *bn, u32 node,
-					    u8 rail))
+static unsigned int bsp_peer_mark_dead(struct bsp_net *bn, int only,
+				       unsigned long timeout, unsigned int passes,
+				       void (*down)(struct bsp_net *bn,
+						    u32 node, u8 rail))
 {
 	struct { u32 node; u8 rail; } dead[BSP_DEAD_BATCH];
-	unsigned int n, i;
+	unsigned int n, i, total = 0;
 	struct bsp_peer *p;
 	int b, r;
 
@@ -356,8 +380,8 @@ static void bsp_peer_mark_dead(struct bsp_net *bn, int only,
 						continue;
 					if (only < 0 &&
 					    (pr->is_static ||
-					     time_before(jiffies,
-							 pr->last_seen + timeout)))
+					     !bsp_peer_rail_silent(pr, timeout,
+								   passes)))
 						continue;
 					if (n == BSP_DEAD_BATCH)
 						goto report;
@@ -375,13 +399,16 @@ report:
 		spin_unlock_bh(&bn->peer_lock);
 		for (i = 0; i < n; i++)
 			down(bn, dead[i].node, dead[i].rail);
+		total += n;
 	} while (n == BSP_DEAD_BATCH);
+	return total;
 }
 
-void bsp_peer_expire(struct bsp_net *bn, unsigned long timeout,
-		     void (*down)(struct bsp_net *bn, u32 node, u8 rail))
+unsigned int bsp_peer_expire(struct bsp_net *bn, unsigned long timeout,
+			     unsigned int passes,
+			     void (*down)(struct bsp_net *bn, u32 node, u8 rail))
 {
-	bsp_peer_mark_dead(bn, -1, timeout, down);
+	return bsp_peer_mark_dead(bn, -1, timeout, passes, down);
 }
 
 /* peer_lock held: nothing of @p is alive or static, all heard long ago. */
@@ -422,7 +449,7 @@ void bsp_peer_reap(struct bsp_net *bn, unsigned long idle)
 void bsp_peer_rail_down(struct bsp_net *bn, u8 rail,
 			void (*down)(struct bsp_net *bn, u32 node, u8 rail))
 {
-	bsp_peer_mark_dead(bn, rail, 0, down);
+	bsp_peer_mark_dead(bn, rail, 0, 0, down);
 }
 
 /* Our rail @rail came back: static entries on it are usable again. */

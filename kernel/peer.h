@@ -26,7 +26,9 @@ extern unsigned int bsp_default_max_peers;
  * @alive:	hellos arrive (or static entry).
  * @is_static:	configured, never expires.
  * @mtu:	largest packet the peer accepts here.
- * @last_seen:	jiffies of the last hello.
+ * @last_seen:	jiffies of the last hello or valid frame.
+ * @pass_seen:	@last_seen as the previous liveness pass found it.
+ * @silent:	liveness passes in a row that found nothing new (saturates).
  * @hello_seq:	last hello sequence seen, 0: none yet.
  */
 struct bsp_peer_rail {
@@ -34,8 +36,10 @@ struct bsp_peer_rail {
 	bool known;
 	bool alive;
 	bool is_static;
+	u8 silent;
 	u16 mtu;
 	unsigned long last_seen;
+	unsigned long pass_seen;
 	u32 hello_seq;
 };
 
@@ -199,13 +203,22 @@ int bsp_peer_add_static(struct bsp_net *bn, u32 node_id, u8 rail,
 int bsp_peer_del(struct bsp_net *bn, u32 node_id);
 
 /**
- * bsp_peer_expire() - mark silent rails dead
+ * bsp_peer_expire() - one liveness pass: mark silent rails dead
  * @bn: the namespace.
- * @timeout: jiffies without a hello after which a live rail is dead.
+ * @timeout: jiffies without a hello or frame after which a live rail is dead.
+ * @passes: passes in a row that must find the rail silent as well.
  * @down: called as @down(bn, node, rail) for each (with no lock held).
+ *
+ * Silence is what this node observed while it ran: a rail dies only when
+ * @timeout has passed since it was last heard AND @passes calls in a row
+ * (one per hello interval) found nothing new. A node that was not
+ * scheduled for seconds (a loaded or emulated machine) runs one late pass
+ * and has not observed a silent peer: the frames of that time are still
+ * in its queues. Returns the number of rails marked dead.
  */
-void bsp_peer_expire(struct bsp_net *bn, unsigned long timeout,
-		     void (*down)(struct bsp_net *bn, u32 node, u8 rail));
+unsigned int bsp_peer_expire(struct bsp_net *bn, unsigned long timeout,
+			     unsigned int passes,
+			     void (*down)(struct bsp_net *bn, u32 node, u8 rail));
 
 /**
  * bsp_peer_rail_down() - one of our rails went down

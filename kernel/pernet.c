@@ -250,6 +250,7 @@ static int __net_init bsp_net_init(struct net *net)
 		atomic_long_set(&bn->drops[i], 0);
 	atomic_long_set(&bn->hello_tx, 0);
 	atomic_long_set(&bn->hello_rx, 0);
+	atomic_long_set(&bn->peer_rail_timeouts, 0);
 
 	err = bsp_sysctl_init_net(bn);
 	if (err)

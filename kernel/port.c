@@ -31,9 +31,11 @@ static bool bsp_port_in_use(struct bsp_net *bn, u16 port)
 }
 
 /*
- * Bind @bs to @port, or to a free automatic port if @port is
- * BSP_PORT_ANY. Caller holds lock_sock. Returns 0, -EINVAL if already
- * bound, -EADDRINUSE or -EADDRNOTAVAIL (no automatic port left).
+ * Reserve @port for @bs, or a free automatic port if @port is
+ * BSP_PORT_ANY. Nothing is delivered to @bs before bsp_port_publish():
+ * a frame or local message for the port meanwhile finds no socket, as it
+ * would have a moment earlier. Caller holds lock_sock. Returns 0, -EINVAL
+ * if already bound, -EADDRINUSE or -EADDRNOTAVAIL (no automatic port left).
  */
 int bsp_port_bind(struct bsp_net *bn, struct bsp_sock *bs, u16 port)
 {
@@ -67,10 +69,24 @@ int bsp_port_bind(struct bsp_net *bn, struct bsp_sock *bs, u16 port)
 	}
 	bs->port = port;
 	hlist_add_head_rcu(&bs->port_node, bsp_port_bucket(bn, port));
-	bsp_xdp_port_set(bn, port, true);
 out:
 	spin_unlock_bh(&bn->port_lock);
 	return err;
+}
+
+/*
+ * The socket of a reserved port is ready (engine made, group set): from
+ * now on frames and local messages for the port reach it. lock_sock held.
+ */
+void bsp_port_publish(struct bsp_net *bn, struct bsp_sock *bs)
+{
+	spin_lock_bh(&bn->port_lock);
+	if (bs->port && !hlist_unhashed(&bs->port_node)) {
+		/* pairs with smp_load_acquire() in bsp_port_lookup_get() */
+		smp_store_release(&bs->port_live, true);
+		bsp_xdp_port_set(bn, bs->port, true);
+	}
+	spin_unlock_bh(&bn->port_lock);
 }
 
 void bsp_port_unbind(struct bsp_net *bn, struct bsp_sock *bs)
@@ -78,7 +94,9 @@ void bsp_port_unbind(struct bsp_net *bn, struct bsp_sock *bs)
 	spin_lock_bh(&bn->port_lock);
 	if (bs->port && !hlist_unhashed(&bs->port_node)) {
 		hlist_del_init_rcu(&bs->port_node);
-		bsp_xdp_port_set(bn, bs->port, false);
+		if (bs->port_live)
+			bsp_xdp_port_set(bn, bs->port, false);
+		WRITE_ONCE(bs->port_live, false);
 	}
 	spin_unlock_bh(&bn->port_lock);
 }
@@ -91,7 +109,8 @@ struct sock *bsp_port_lookup_get(struct bsp_net *bn, u16 port)
 
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(bs, bsp_port_bucket(bn, port), port_node) {
-		if (bs->port == port &&
+		/* pairs with smp_store_release() in bsp_port_publish() */
+		if (bs->port == port && smp_load_acquire(&bs->port_live) &&
 		    refcount_inc_not_zero(&bs->sk.sk_refcnt)) {
 			found = &bs->sk;
 			break;

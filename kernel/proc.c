@@ -64,7 +64,9 @@ static int bsp_sockets_show(struct seq_file *seq, void *v)
 		st.rx_remote_msgs = atomic64_read(&bs->stats.rx_remote_msgs);
 		st.tx_errors = atomic64_read(&bs->stats.tx_errors);
 		seq_printf(seq, "%u %lu %d %d %llu %llu %llu %llu %llu %llu %u %u\n",
-			   READ_ONCE(bs->port), sock_i_ino(&bs->sk),
+			   /* a port reserved by a bind() under way: 0 */
+			   READ_ONCE(bs->port_live) ? READ_ONCE(bs->port) : 0,
+			   sock_i_ino(&bs->sk),
 			   sk_rmem_alloc_get(&bs->sk),
 			   sk_wmem_alloc_get(&bs->sk), st.tx_msgs, st.rx_msgs,
 			   st.tx_local_msgs, st.tx_remote_msgs,
@@ -115,6 +117,8 @@ static int bsp_stats_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "hello_tx %lu\n", atomic_long_read(&bn->hello_tx));
 	seq_printf(seq, "hello_rx %lu\n", atomic_long_read(&bn->hello_rx));
 	seq_printf(seq, "peers %u\n", READ_ONCE(bn->npeers));
+	seq_printf(seq, "peer_rail_timeouts %ld\n",
+		   atomic_long_read(&bn->peer_rail_timeouts));
 	seq_printf(seq, "rmem %ld\n", atomic_long_read(&bn->rmem));
 	seq_printf(seq, "rmem_peak %ld\n", atomic_long_read(&bn->rmem_peak));
 	seq_printf(seq, "rmem_limit %lu\n", READ_ONCE(bn->mem_pages) << PAGE_SHIFT);

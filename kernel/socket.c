@@ -89,6 +89,7 @@ static int bsp_do_bind(struct sock *sk, u16 port)
 	}
 	if (bs->pacing_rate)
 		bsp_transport_set_pacing(bs, bs->pacing_rate);
+	bsp_port_publish(bn, bs);
 	return 0;
 }
 

@@ -93,10 +93,12 @@ static void bsp_xdp_fill(struct bsp_net *bn, struct bsp_xdp_state *st)
 	for (i = 0; i < BSP_XDP_PORT_WORDS; i++)
 		WRITE_ONCE(st->ports[i], 0);
 	for (i = 0; i < ARRAY_SIZE(bn->ports); i++)
-		hlist_for_each_entry(bs, &bn->ports[i], port_node)
-			WRITE_ONCE(st->ports[bs->port / 64],
-				   st->ports[bs->port / 64] |
-				   1ULL << (bs->port % 64));
+		hlist_for_each_entry(bs, &bn->ports[i], port_node) {
+			u64 *w = &st->ports[bs->port / 64];
+
+			if (bs->port_live)	/* reserved only: not yet */
+				WRITE_ONCE(*w, *w | 1ULL << (bs->port % 64));
+		}
 	WRITE_ONCE(st->node_id, READ_ONCE(bn->node_id));
 	WRITE_ONCE(st->cluster_id, READ_ONCE(bn->cluster_id));
 	bsp_xdp_fill_rails(bn, st);

@@ -219,14 +219,9 @@ bsp_wait_bound()
 	while :; do
 		n=$(ip netns exec "$ns" awk -v p="$port" 'NR > 1 && $1 == p' \
 			/proc/net/af_bsp/sockets | wc -l)
-		if [ "$n" -ge "$want" ]; then
-			# bind() publishes the port, then creates the socket's
-			# engine: a frame in between is dropped (drop_no_port or
-			# drop_engine), which cases that count drops would see.
-			# The rest of that bind() call takes far less than this.
-			sleep 0.3
-			return 0
-		fi
+		# /proc lists a port once bind() has published it, with the
+		# socket's engine made and ready for frames
+		[ "$n" -ge "$want" ] && return 0
 		[ "$SECONDS" -lt "$end" ] || break
 		sleep 0.05
 	done

@@ -483,6 +483,12 @@ std::string ShmTransport::description() const {
     std::string s = "shared memory between " + std::to_string(nlocal_) +
                     " processes of this host, " + std::to_string(ring_bytes_ >> 10) +
                     " KiB ring per pair";
+    if (board_ != nullptr) {
+        s += ", superstep board";
+        if (direct_bytes_ != 0) {
+            s += ", " + std::to_string(direct_bytes_ >> 10) + " KiB direct area per pair";
+        }
+    }
     if (remote_) {
         s += "; other hosts: " + remote_->name() + " (" + remote_->description() + ")";
     }

@@ -726,9 +726,15 @@ TEST(SharedMemory, VerboseReportsSharedMemoryAndAutoChoosesIt) {
     auto r = run("allsums_v1", 3, {}, {{"BSP_SHM", "1"}, {"BSP_VERBOSE", "1"}});
     EXPECT_EQ(r.err,
               "bsp: nprocs=3 transport=shm schedule=latin-square (shared memory between 3 "
-              "processes of this host, 1024 KiB ring per pair)\n");
+              "processes of this host, 1024 KiB ring per pair, superstep board, 1024 KiB "
+              "direct area per pair)\n");
     EXPECT_EQ(r.exit_status, 0);
     expect_clean(r);
+    r = run("allsums_v1", 3, {}, {{"BSP_SHM", "1"}, {"BSP_SHM_DIRECT", "0"}, {"BSP_VERBOSE", "1"}});
+    EXPECT_EQ(r.err,
+              "bsp: nprocs=3 transport=shm schedule=latin-square (shared memory between 3 "
+              "processes of this host, 1024 KiB ring per pair, superstep board)\n");
+    EXPECT_EQ(r.exit_status, 0);
     // Chosen automatically with the transport, and turned off by BSP_SHM=0.
     r = run("allsums_v1", 2, {}, {{"BSP_TRANSPORT", "auto"}, {"BSP_VERBOSE", "1"}});
     EXPECT_EQ(r.err.substr(0, 34), "bsp: nprocs=2 transport=shm schedu");

@@ -1,0 +1,131 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# bspvm-timeout: 240
+# A node that is not scheduled for a while does not take its own stall for
+# its peers' silence. Every CPU of the guest is taken by a real-time hog for
+# 3 s (six peer timeouts; process context starves, so no node sends hellos
+# meanwhile), three times with the nodes idle and twice during a transfer:
+# no peer rail is declared dead (peer_rail_timeouts stays 0 on every node),
+# no message fails and every byte arrives. Before the liveness check counted
+# its own runs, the first node to run after a stall marked every peer dead,
+# and a sender starved like that for unreach_ms got EHOSTUNREACH (the 4 x 2
+# all-to-all of kernel_xfer on the debug kernel). Then the control: a rail
+# that really goes silent still dies, on every peer that stops hearing it.
+. "$BSPVM_REPO/tests/vm/lib/assert.sh"
+. "$BSPVM_REPO/tests/kernel/vmlib.sh"
+
+need_cmd chrt
+need_cmd taskset
+XFER=$(ktest_bin bsp_xfer)
+af_bsp_load
+bsp_nodes 3 2
+bsp_wait_peers 2
+tmp=$(mktemp -d)
+on_exit "rm -rf $tmp"
+
+stat_of()
+{
+	ip netns exec "$1" awk -v k="$2" '$1 == k { print $2 }' /proc/net/af_bsp/stats
+}
+
+timeouts()
+{
+	local i sum=0
+
+	for ((i = 0; i < BSP_NODES; i++)); do
+		sum=$((sum + $(stat_of "n$i" peer_rail_timeouts)))
+	done
+	echo "$sum"
+}
+
+# Real-time tasks may take the whole CPU: the default throttling leaves
+# 50 ms of every second to the others, which would be no stall at all.
+rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+on_exit "echo $rt >/proc/sys/kernel/sched_rt_runtime_us"
+echo -1 >/proc/sys/kernel/sched_rt_runtime_us || fail "sched_rt_runtime_us"
+
+# stall SECONDS: a SCHED_FIFO 99 busy loop on every CPU for SECONDS (the
+# loop watches the clock itself: a timer process would never run).
+stall()
+{
+	local c pids=()
+
+	for ((c = 0; c < $(nproc); c++)); do
+		taskset -c "$c" chrt -f 99 \
+			bash -c "end=\$((SECONDS + $1)); while [ \$SECONDS -lt \$end ]; do :; done" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+}
+
+t0=$(timeouts)
+[ "$t0" = 0 ] || fail "$t0 peer rails timed out before any stall"
+
+# ---- idle nodes: only hellos, and nobody sends them during a stall
+for k in 1 2 3; do
+	stall 3
+	sleep 1
+	bsp_wait_peers 2
+	n=$(timeouts)
+	[ "$n" = 0 ] || {
+		dmesg | grep "silent on rail" | tail -n 12
+		fail "stall $k of 3 s: $n peer rails declared dead"
+	}
+done
+log "3 stalls of 3 s with idle nodes: no peer rail timed out"
+
+# ---- a transfer across two stalls: nothing fails, everything arrives.
+# The rails into n2 are held to 8 Mbit/s each, so the 7.5 MiB take some 4 s
+# of sending and are still under way when the second stall begins.
+modprobe sch_tbf || fail "modprobe sch_tbf"
+for r in 0 1; do
+	tc qdisc add dev "n2r$r" root tbf rate 8mbit burst 32kb latency 500ms ||
+		fail "tbf on n2r$r"
+done
+ip netns exec n2 "$XFER" recv 7400 2 60 fixed:65536 >"$tmp/r" 2>&1 &
+rpid=$!
+bsp_wait_bound n2 7400
+ip netns exec n0 "$XFER" send 3 7400 60 fixed:65536 >"$tmp/s0" 2>&1 &
+s0=$!
+ip netns exec n1 "$XFER" send 3 7400 60 fixed:65536 >"$tmp/s1" 2>&1 &
+s1=$!
+sleep 0.5
+stall 3
+sleep 0.5
+kill -0 "$s0" 2>/dev/null || kill -0 "$s1" 2>/dev/null ||
+	fail "the transfer ended before the second stall: it would prove nothing"
+stall 3
+rc=0
+for p in $rpid $s0 $s1; do wait "$p" || rc=1; done
+cat "$tmp"/r "$tmp"/s0 "$tmp"/s1
+[ $rc = 0 ] || fail "the transfer across stalls failed"
+grep -q "recv ok 120 7864320" "$tmp/r" || fail "not all 2 x 60 messages arrived"
+for s in s0 s1; do
+	grep -q "tx_errors 0 " "$tmp/$s" || fail "$s: a message failed across the stalls"
+done
+n=$(timeouts)
+[ "$n" = 0 ] || fail "the transfer across 2 stalls: $n peer rails declared dead"
+for r in 0 1; do
+	tc qdisc del dev "n2r$r" root
+done
+log "2 x 60 x 64 KiB across 2 stalls of 3 s: intact, no failure, no peer rail timed out"
+
+# ---- control: a rail that goes silent for real still dies. Everything
+# the switch sends to n2 on rail 1 is dropped: n2 stops hearing n0 and n1
+# there (2 peer rails), while they still hear n2.
+modprobe sch_netem || fail "modprobe sch_netem"
+tc qdisc add dev n2r1 root netem loss 100% || fail "netem on n2r1"
+left=$(ip netns exec n2 awk 'NR > 2 && $2 == 1 && $4 == "up"' /proc/net/af_bsp/peers | wc -l)
+for ((t = 0; t < 50 && left > 0; t++)); do
+	sleep 0.1
+	left=$(ip netns exec n2 awk 'NR > 2 && $2 == 1 && $4 == "up"' /proc/net/af_bsp/peers | wc -l)
+done
+[ "$left" = 0 ] || fail "n2 still sees $left live peers on its silent rail 1 after 5 s"
+expect_eq 2 "$(stat_of n2 peer_rail_timeouts)"
+expect_eq 0 "$(stat_of n0 peer_rail_timeouts)"
+expect_eq 0 "$(stat_of n1 peer_rail_timeouts)"
+dmesg | grep -q "silent on rail 1" || fail "no log line for the silent rail"
+tc qdisc del dev n2r1 root
+bsp_wait_peers 2
+log "a really silent rail: n2 declared its 2 peers on rail 1 dead, and heard them again"
+exit 0
