@@ -241,6 +241,8 @@ struct sk_buff *bsp_msg_alloc(struct sock *sk, size_t len, bool noblock,
 struct sk_buff *bsp_msg_alloc_rx(size_t len, gfp_t gfp);
 size_t bsp_msg_rx_truesize(size_t len);
 void bsp_msg_charge_r(struct sk_buff *skb, struct sock *sk);
+void bsp_msg_charge_r_reserved(struct sk_buff *skb, struct sock *sk,
+			       size_t reserved);
 void bsp_msg_transfer_to(struct sk_buff *skb, struct sock *dst);
 
 /* deliver.c */

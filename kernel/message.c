@@ -132,9 +132,13 @@ static void bsp_msg_rfree(struct sk_buff *skb)
 /*
  * Charge unowned message @skb (head and frag_list chunks) whole to @sk's
  * receive memory (sk_rmem_alloc) and to its namespace's (bsp_net.rmem,
- * bounded by net.bsp.mem); freeing the skb uncharges both. Any context.
+ * bounded by net.bsp.mem), where @reserved bytes were already added for
+ * it (admission control reserves an upper bound of the truesize before
+ * it allocates: bsp_rx_admit); freeing the skb uncharges both. Any
+ * context.
  */
-void bsp_msg_charge_r(struct sk_buff *skb, struct sock *sk)
+void bsp_msg_charge_r_reserved(struct sk_buff *skb, struct sock *sk,
+			       size_t reserved)
 {
 	struct bsp_net *bn = bsp_pernet(sock_net(sk));
 	unsigned int truesize = 0;
@@ -146,11 +150,17 @@ void bsp_msg_charge_r(struct sk_buff *skb, struct sock *sk)
 	skb->truesize += truesize;
 	skb_set_owner_r(skb, sk);
 	skb->destructor = bsp_msg_rfree;
-	now = atomic_long_add_return(skb->truesize, &bn->rmem);
+	now = atomic_long_add_return((long)skb->truesize - (long)reserved,
+				     &bn->rmem);
 	peak = atomic_long_read(&bn->rmem_peak);
 	while (now > peak &&
 	       !atomic_long_try_cmpxchg(&bn->rmem_peak, &peak, now))
 		;
+}
+
+void bsp_msg_charge_r(struct sk_buff *skb, struct sock *sk)
+{
+	bsp_msg_charge_r_reserved(skb, sk, 0);
 }
 
 /*

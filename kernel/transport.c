@@ -305,20 +305,27 @@ static struct sk_buff *bsp_slot_take(struct bsp_transport *tp, u32 idx)
  * resends when prodded after recvmsg makes room (bsp_transport_rx_room).
  */
 static int bsp_rx_admit(struct bsp_transport *tp, u32 len, bool next,
-			bool in_order, u32 idx)
+			bool in_order, u32 idx, size_t *reserved)
 {
 	struct sock *sk = &tp->bs->sk;
 	struct bsp_net *bn = tp->bn;
-	size_t est = bsp_msg_rx_truesize(len);
-	unsigned long limit = READ_ONCE(bn->mem_pages) << PAGE_SHIFT;
-	unsigned long ns = atomic_long_read(&bn->rmem) + est;
+	long est = bsp_msg_rx_truesize(len);
+	long limit = READ_ONCE(bn->mem_pages) << PAGE_SHIFT;
+	/*
+	 * Reserve first, then check: sockets of the namespace admit on
+	 * several CPUs at once, and reading rmem before charging let two of
+	 * them take the same last bytes of net.bsp.mem.
+	 */
+	long ns = atomic_long_add_return(est, &bn->rmem);
 
 	if (ns > limit || (!in_order && ns > limit / 2)) {
+		atomic_long_sub(est, &bn->rmem);
 		bsp_count_drop(bn, BSP_DROP_MEM);
 		tp->rx_refused = true;
 		atomic_set(&bn->mem_waiters, 1);
 		return -ENOBUFS;
 	}
+	*reserved = est;
 	if (atomic_read(&sk->sk_rmem_alloc) < READ_ONCE(sk->sk_rcvbuf))
 		return 0;
 	if (next && tp->over_idx < 0 &&
@@ -326,6 +333,7 @@ static int bsp_rx_admit(struct bsp_transport *tp, u32 len, bool next,
 		tp->over_idx = idx;
 		return 0;
 	}
+	atomic_long_sub(est, &bn->rmem);
 	tp->rx_refused = true;
 	return -ENOBUFS;
 }
@@ -359,6 +367,7 @@ static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 	struct bsp_transport *tp = ctx;
 	u32 idx = f->chan * tp->msg_wnd + f->slot, prev;
 	struct sk_buff *skb;
+	size_t reserved;
 	int err;
 
 	if (f->chan < 0 || f->chan >= tp->max_chans || f->slot >= tp->msg_wnd)
@@ -370,16 +379,17 @@ static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 		prev = f->chan * tp->msg_wnd +
 		       (f->slot + tp->msg_wnd - 1) % tp->msg_wnd;
 		err = bsp_rx_admit(tp, f->msg_len, f->next,
-				   f->next || tp->slots[prev], idx);
+				   f->next || tp->slots[prev], idx, &reserved);
 		if (err)
 			return err;
 		skb = bsp_msg_alloc_rx(f->msg_len, GFP_ATOMIC | __GFP_NOWARN);
 		if (!skb) {
+			atomic_long_sub(reserved, &tp->bn->rmem);
 			if (tp->over_idx == (s32)idx)
 				tp->over_idx = -1;
 			return -ENOMEM;
 		}
-		bsp_msg_charge_r(skb, &tp->bs->sk);
+		bsp_msg_charge_r_reserved(skb, &tp->bs->sk, reserved);
 		tp->slots[idx] = skb;
 		tp->rx_held++;
 		bsp_cb(skb)->epoch = tp->rx_epoch;
