@@ -25,9 +25,12 @@ ip link set nxr0 master rail0 up
 ip -n nx link set eth0 up
 bsp_wait_peers 1
 # node 1 says hello rarely, so that a forged hello that got through would
-# stay in effect long enough to be seen (the data keeps the rail alive)
-ip netns exec n0 sysctl -qw net.bsp.hello_interval_ms=5000
+# stay in effect long enough to be seen (the data keeps the rail alive).
+# n1's longer timeout first: in the other order, n1 expected hellos every
+# 100 ms for as long as starting the second sysctl took, which on the debug
+# kernel was longer than the 500 ms timeout, and node 1 died at once.
 ip netns exec n1 sysctl -qw net.bsp.peer_timeout_ms=30000
+ip netns exec n0 sysctl -qw net.bsp.hello_interval_ms=5000
 
 stat1() { ip netns exec n1 awk -v k="$1" '$1 == k {print $2}' /proc/net/af_bsp/stats; }
 mac_of() { ip -n "$1" -o link show "$2" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2; }
