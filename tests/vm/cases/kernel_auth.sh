@@ -21,7 +21,7 @@ PACING=500000	# bytes/s: the transfer lasts about 13 s
 SIZE=16384
 
 af_bsp_load selftest=1
-dmesg | grep -q "af_bsp: selftest: engine SipHash-2-4 equals the kernel's siphash() on 66 inputs" ||
+klog_has "af_bsp: selftest: engine SipHash-2-4 equals the kernel's siphash() on 66 inputs" ||
 	fail "no self-test report in the kernel log: $(dmesg | grep af_bsp)"
 dmesg | grep "af_bsp: selftest: sealing a" | tail -n 2 | sed 's/^\[[ 0-9.]*\] //'
 
@@ -117,7 +117,7 @@ ip netns exec n1 cat /proc/net/af_bsp/stats
 grep -q "STATS sink .* msgs_rx=$COUNT " "$tmp/r" || fail "n1 did not receive exactly $COUNT messages"
 expect_eq "$(ip netns exec n1 awk '$1 == 1 && $2 == 0 {print $3, $4}' /proc/net/af_bsp/peers)" \
 	"$n0mac up" "n1's view of node 1"
-dmesg | grep -q "node 1 restarted" && fail "n1 reset its channels to node 1"
+klog_has "node 1 restarted" && fail "n1 reset its channels to node 1"
 expect_eq $(($(stat n1 drop_auth) - auth0)) 2 "n1: hellos dropped as auth"
 expect_eq $(($(stat n1 drop_replay) - repl0)) 1 "n1: hellos dropped as replay"
 sink=$(grep '^STATS sink ' "$tmp/r")

@@ -124,7 +124,7 @@ done
 expect_eq 2 "$(stat_of n2 peer_rail_timeouts)"
 expect_eq 0 "$(stat_of n0 peer_rail_timeouts)"
 expect_eq 0 "$(stat_of n1 peer_rail_timeouts)"
-dmesg | grep -q "silent on rail 1" || fail "no log line for the silent rail"
+klog_has "silent on rail 1" || fail "no log line for the silent rail"
 tc qdisc del dev n2r1 root
 bsp_wait_peers 2
 log "a really silent rail: n2 declared its 2 peers on rail 1 dead, and heard them again"

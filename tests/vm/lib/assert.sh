@@ -139,6 +139,16 @@ on_exit()
 # build in build/kernel-debug/ of make kernel-debug).
 AF_BSP_KO=${BSPVM_AF_BSP_KO:-$BSPVM_REPO/kernel/af_bsp.ko}
 
+# klog_has TEXT: true if the kernel log holds TEXT (a fixed string). Never
+# "dmesg | grep -q": under pipefail, grep -q leaving at the first match
+# kills dmesg with SIGPIPE once the log is longer than a pipe holds, and the
+# pipeline fails although the text is there (kernel_stall in CI, late in
+# the suite); "&& fail" checks then pass when they should fail.
+klog_has()
+{
+	dmesg | grep -F -- "$1" >/dev/null
+}
+
 # module_loaded NAME: true if NAME is in /proc/modules.
 module_loaded()
 {
