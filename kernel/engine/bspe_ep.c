@@ -672,7 +672,8 @@ static int bspe_chan_new(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 	ch->port = port;
 	ch->flags = (u8)flags;
 	ch->cookie = cookie;
-	ch->srtt = ep->cfg.rtt_init_ns;
+	/* the endpoint's estimate if it has one: one network, one scale */
+	ch->srtt = ep->srtt ? ep->srtt : ep->cfg.rtt_init_ns;
 	ch->prod_ivl = ch->srtt;
 	ch->my_inc = ep->inc_cur;
 	bspe_list_add(ep, ch, BSPE_L_OPEN);

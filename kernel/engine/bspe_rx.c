@@ -674,7 +674,28 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 	st->acks_rx++;
 	if ((k->flags & BSPE_F_REPLY) && (ch->suspect & (1u << k->rail)))
 		bspe_rail_revive(ep, ch, k->rail, now);
-	if (!(k->flags & BSPE_F_REPLY) || !ch->prod_pending)
+	if (!(k->flags & BSPE_F_REPLY))
+		return;
+	/*
+	 * A prod goes out on every rail that may hold what we miss, and
+	 * each rail's answer speaks for its rail. The first answer of the
+	 * round closes it (round trip, back-off); any answer of the round
+	 * that shows a lost tail on its rail is acted on, whichever came
+	 * first.
+	 */
+	if (ch->prod_tx && !rr->ooo &&
+	    bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt) &&
+	    (ch->prod_pending ||
+	     now - ch->prod_tx <= 2 * ch->srtt + ep->cfg.ack_delay_ns)) {
+		/*
+		 * The answer travelled behind the sender's packets: what did
+		 * not arrive is a lost tail. The next prod carries it as
+		 * soon as the hole is older than the reordering allowance,
+		 * not one prod interval later.
+		 */
+		ch->prod_at = bspe_max64(rr->hole_at + (ch->srtt >> 2), now);
+	}
+	if (!ch->prod_pending)
 		return;
 	ch->prod_pending = 0;
 	bspe_rtt_sample(ep, ch, now - ch->last_prod);
@@ -686,14 +707,6 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 			ch->guess = 2;
 		ch->prod_ivl = bspe_min64(2 * ch->prod_ivl,
 					  ep->cfg.prod_max_ns);
-	} else if (!rr->ooo && bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt)) {
-		/*
-		 * The answer travelled behind the sender's packets: what did
-		 * not arrive is a lost tail. The next prod carries it as
-		 * soon as the hole is older than the reordering allowance,
-		 * not one prod interval later.
-		 */
-		ch->prod_at = bspe_max64(rr->hole_at + (ch->srtt >> 2), now);
 	}
 }
 

@@ -299,3 +299,83 @@ TEST(HoleFilling, PartialMessageTailProddedWhileEndpointBusy) {
     EXPECT_EQ(b.dup_rx, 0u);
     EXPECT_EQ(b.msgs_rx, 13u);
 }
+
+// A message striped over two rails loses its last packet, the only one on rail 1 after the
+// others. The receiver prods on both rails; rail 0's answer comes first and shows nothing
+// missing there, rail 1's shows the lost tail. Each rail's answer speaks for its rail: the
+// tail is prodded for a reordering allowance after rail 1's answer, not one (doubled) prod
+// interval later because rail 0's answer had closed the round.
+TEST(HoleFilling, TailShownByTheSecondRailsAnswerProddedAtOnce) {
+    Sim sim(net(2, 2), test_cfg());
+    bool dropped = false;
+    sim.drop_filter = [&](const WirePkt &w) {
+        if (dropped || w.type != BSPE_T_DATA || w.src != 0 || w.rail != 1 || w.frag_off == 0 ||
+            w.frag_off + w.payload_len != w.msg_len)
+            return false;
+        return dropped = true;
+    };
+    std::vector<std::pair<uint64_t, int>> prods;  // time, rail
+    uint64_t resent_at = 0;
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_PROD)
+            prods.emplace_back(sim.now(), w.rail);
+        if (w.type == BSPE_T_DATA && (w.flags & BSPE_F_RETX))
+            resent_at = sim.now();
+    };
+    Node &rx = sim.node(1);
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
+    // 4 fragments: rails 0, 1, 0, 1; the last (on rail 1) is lost
+    sim.send(0, 1, Sim::pattern(0, 1, 0, 4 * 1428 - 100), BSPE_SEND_LAST);
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    ASSERT_TRUE(dropped);
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    // the round (both rails), then the prod that carries rail 1's hole
+    ASSERT_EQ(prods.size(), 3u);
+    EXPECT_EQ(prods[0].first, prods[1].first);
+    EXPECT_EQ(prods[2].second, 1);
+    uint64_t first = prods[0].first, ivl = first;  // the expectation was set at 0
+    // a round trip (the answers) and the reordering allowance, well inside the interval
+    // (before: the next prod one doubled interval after the round, at 3 x first)
+    EXPECT_LT(prods[2].first - first, ivl);
+    EXPECT_LT(resent_at - first, ivl);
+    EXPECT_EQ(a.retx_prod, 1u);
+    EXPECT_EQ(a.retx_hole + a.retx_timeout, 0u);
+    // the sender's buffers are freed by its conservative timeout probe (nothing resent)
+    EXPECT_EQ(a.timeouts, 1u);
+    EXPECT_EQ(b.prods_tx, 3u);
+    EXPECT_EQ(b.dup_rx, 0u);
+    EXPECT_EQ(b.msgs_rx, 1u);
+}
+
+// A channel opened after the endpoint measured its round trips starts from the endpoint's
+// estimate, not from rtt_init (50 us here over links of 10 us round trip): the first prod for
+// data expected from a new peer comes one measured round trip after the expectation.
+TEST(HoleFilling, NewChannelStartsFromTheEndpointsRoundTrip) {
+    NetCfg n = net(3, 1);
+    n.lazy_chans = true;
+    Sim sim(n, test_cfg());
+    std::vector<std::pair<uint64_t, int>> prods;  // time, destination
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_PROD && w.src == 1)
+            prods.emplace_back(sim.now(), w.dst);
+    };
+    Node &rx = sim.node(1);
+    // node 1 runs ahead of node 0: its prods, answered, measure the round trip
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
+    sim.at(1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 0, 3000), BSPE_SEND_LAST); });
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    ASSERT_FALSE(prods.empty());
+    EXPECT_EQ(prods[0].first, 50 * kUs);  // rtt_init: nothing measured yet
+    uint64_t t0 = sim.now() + 1 * kMs;
+    size_t before = prods.size();
+    sim.at(t0, [&] { bspe_expect(rx.ep(), rx.chan_to(2), 1, sim.now()); });
+    sim.at(t0 + 1 * kMs, [&] { sim.send(2, 1, Sim::pattern(2, 1, 0, 3000), BSPE_SEND_LAST); });
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    ASSERT_GT(prods.size(), before);
+    EXPECT_EQ(prods[before].second, 2);
+    // one measured round trip (10 us links both ways, at least rtt_min), not 50 us
+    EXPECT_GE(prods[before].first - t0, 10 * kUs);
+    EXPECT_LT(prods[before].first - t0, 20 * kUs);
+}
