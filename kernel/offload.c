@@ -72,7 +72,10 @@ bool bsp_gso_start(struct bsp_gso_chain *c, struct sk_buff *head,
 /*
  * May frame @skb join @c? Segmentation gives every member the head's
  * checksum state (ip_summed, csum_start and csum_offset relative to the
- * frame), so only frames sealed alike are chained.
+ * frame), so only frames sealed alike are chained. A chain's frames go to
+ * one socket (node and port) from one socket: the XDP pre-filter, which
+ * judges a flattened chain by its first header only (generic XDP), drops
+ * or steers every frame of it as it would have one by one.
  */
 bool bsp_gso_fits(const struct bsp_gso_chain *c, const struct sk_buff *skb)
 {
@@ -82,6 +85,9 @@ bool bsp_gso_fits(const struct bsp_gso_chain *c, const struct sk_buff *skb)
 		return false;
 	if (skb_has_frag_list(skb) || skb_cloned(skb) || skb_shared(skb) ||
 	    skb_headroom(skb) < LL_MAX_HEADER || !bsp_gso_frame_ok(skb))
+		return false;
+	if (((const struct bspe_hdr *)skb->data)->dst_port !=
+	    ((const struct bspe_hdr *)head->data)->dst_port)
 		return false;
 	if (skb->ip_summed != head->ip_summed)
 		return false;
