@@ -86,6 +86,20 @@ struct bsp_net {
 	atomic_long_t rx_paged;
 	atomic_long_t rx_linearized;
 	atomic_long_t rx_csum_vouched;
+	/*
+	 * Super-frames (offload.c): built on transmit and the frames in
+	 * them; split by gso_segment in software and the frames that gave;
+	 * received whole and split, received flattened into one buffer and
+	 * cut again, the frames of both, and malformed ones dropped.
+	 */
+	atomic_long_t tx_gso;
+	atomic_long_t tx_gso_segs;
+	atomic_long_t tx_gso_sw;
+	atomic_long_t tx_gso_sw_segs;
+	atomic_long_t rx_gso;
+	atomic_long_t rx_gso_segs;
+	atomic_long_t rx_gso_flat;
+	atomic_long_t rx_gso_bad;
 	atomic_t mem_waiters;		/* a socket was refused for net.bsp.mem */
 
 	/* bound sockets by port; writers hold port_lock, readers RCU */

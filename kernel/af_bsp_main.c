@@ -26,6 +26,7 @@
 #include "rail.h"
 #include "transport.h"
 #include "auth.h"
+#include "offload.h"
 
 #define AF_BSP_VERSION "0.1"
 
@@ -141,6 +142,7 @@ static int __init af_bsp_init(void)
 	if (err)
 		goto out_notifier;
 
+	bsp_offload_register();
 	pr_info("version %s, family %d, EtherType 0x%04x\n",
 		AF_BSP_VERSION, bsp_family, ETH_P_BSP);
 	return 0;
@@ -158,6 +160,7 @@ out_pernet:
 
 static void __exit af_bsp_exit(void)
 {
+	bsp_offload_unregister();
 	bsp_rail_dev_unregister();
 	bsp_rail_notifier_unregister();
 	bsp_diag_unregister();

@@ -132,6 +132,15 @@ static int bsp_stats_show(struct seq_file *seq, void *v)
 		   atomic_long_read(&bn->rx_linearized));
 	seq_printf(seq, "rx_csum_vouched %ld\n",
 		   atomic_long_read(&bn->rx_csum_vouched));
+	seq_printf(seq, "tx_gso %ld\n", atomic_long_read(&bn->tx_gso));
+	seq_printf(seq, "tx_gso_segs %ld\n", atomic_long_read(&bn->tx_gso_segs));
+	seq_printf(seq, "tx_gso_sw %ld\n", atomic_long_read(&bn->tx_gso_sw));
+	seq_printf(seq, "tx_gso_sw_segs %ld\n",
+		   atomic_long_read(&bn->tx_gso_sw_segs));
+	seq_printf(seq, "rx_gso %ld\n", atomic_long_read(&bn->rx_gso));
+	seq_printf(seq, "rx_gso_segs %ld\n", atomic_long_read(&bn->rx_gso_segs));
+	seq_printf(seq, "rx_gso_flat %ld\n", atomic_long_read(&bn->rx_gso_flat));
+	seq_printf(seq, "rx_gso_bad %ld\n", atomic_long_read(&bn->rx_gso_bad));
 	for (i = 0; i < __BSP_DROP_MAX; i++)
 		seq_printf(seq, "drop_%s %lu\n", bsp_drop_names[i],
 			   atomic_long_read(&bn->drops[i]));

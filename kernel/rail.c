@@ -25,6 +25,7 @@
 #include "transport.h"
 #include "peer.h"
 #include "xdp.h"
+#include "offload.h"
 #include "engine/bspe_wire.h"
 
 static bool bsp_rail_oper_up(const struct net_device *dev)
@@ -56,30 +57,17 @@ unsigned int bsp_rail_headroom(void)
 	return LL_MAX_HEADER;
 }
 
-/* Softirq: an AF_BSP frame arrived on a rail. */
-static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
-			struct packet_type *pt, struct net_device *orig_dev)
+/*
+ * Softirq: frame @skb (data at its AF_BSP header) arrived on @rail, or is
+ * one of a super-frame's frames, which arrive one after the other, in
+ * order, as if each had come alone.
+ */
+static void bsp_rail_rcv_frame(struct bsp_rail *rail, struct sk_buff *skb)
 {
-	struct bsp_rail *rail = pt->af_packet_priv;
 	struct bsp_master *m = rail->master;
 	struct bsp_net *bn = m->bn;
 	int type;
 
-	if (skb->pkt_type == PACKET_OTHERHOST ||
-	    skb->pkt_type == PACKET_LOOPBACK) {
-		kfree_skb(skb);
-		return NET_RX_DROP;
-	}
-	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb) {
-		bsp_count_drop(bn, BSP_DROP_NOMEM);
-		return NET_RX_DROP;
-	}
-	/* the rail may be leaving: its pointer is cleared before removal */
-	if (rcu_access_pointer(m->rails[rail->index]) != rail) {
-		bsp_count_drop(bn, BSP_DROP_NOT_RAIL);
-		goto drop;
-	}
 	/*
 	 * Only the header needs to be linear: DATA payload is copied from
 	 * the frame's pages into the message (bsp_transport_rcv).
@@ -108,13 +96,47 @@ static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
 			goto drop;
 		}
 		bsp_discovery_rcv(bn, rail, skb);
-		return NET_RX_SUCCESS;
+		return;
 	}
 	bsp_transport_rcv(bn, rail->index, skb);
-	return NET_RX_SUCCESS;
+	return;
 drop:
 	kfree_skb(skb);
-	return NET_RX_DROP;
+}
+
+/* Softirq: an AF_BSP frame, or a super-frame (offload.c), arrived on a rail. */
+static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
+			struct packet_type *pt, struct net_device *orig_dev)
+{
+	struct bsp_rail *rail = pt->af_packet_priv;
+	struct bsp_master *m = rail->master;
+	struct bsp_net *bn = m->bn;
+	struct sk_buff *next;
+
+	if (skb->pkt_type == PACKET_OTHERHOST ||
+	    skb->pkt_type == PACKET_LOOPBACK) {
+		kfree_skb(skb);
+		return NET_RX_DROP;
+	}
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb) {
+		bsp_count_drop(bn, BSP_DROP_NOMEM);
+		return NET_RX_DROP;
+	}
+	/* the rail may be leaving: its pointer is cleared before removal */
+	if (rcu_access_pointer(m->rails[rail->index]) != rail) {
+		bsp_count_drop(bn, BSP_DROP_NOT_RAIL);
+		kfree_skb(skb);
+		return NET_RX_DROP;
+	}
+	skb = bsp_gso_rx_split(bn, skb);
+	if (!skb)
+		return NET_RX_DROP;
+	skb_list_walk_safe(skb, skb, next) {
+		skb_mark_not_on_list(skb);
+		bsp_rail_rcv_frame(rail, skb);
+	}
+	return NET_RX_SUCCESS;
 }
 
 int bsp_rail_xmit(struct bsp_net *bn, u8 index, const u8 *dst,
@@ -124,6 +146,7 @@ int bsp_rail_xmit(struct bsp_net *bn, u8 index, const u8 *dst,
 	struct bsp_rail *rail;
 	struct net_device *dev;
 	unsigned int len = skb->len;
+	unsigned int segs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
 	int err;
 
 	rail = m && index < BSP_MAX_RAILS ?
@@ -133,7 +156,9 @@ int bsp_rail_xmit(struct bsp_net *bn, u8 index, const u8 *dst,
 		goto drop;
 	}
 	dev = rail->dev;
-	if (len > READ_ONCE(dev->mtu)) {
+	/* a super-frame's gso_size is its longest frame (offload.c) */
+	if ((skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : len) >
+	    READ_ONCE(dev->mtu)) {
 		err = -EMSGSIZE;
 		goto drop;
 	}
@@ -148,7 +173,7 @@ int bsp_rail_xmit(struct bsp_net *bn, u8 index, const u8 *dst,
 		atomic64_inc(&m->tx_dropped);
 		return -ENOBUFS;
 	}
-	atomic64_inc(&m->tx_packets);
+	atomic64_add(segs, &m->tx_packets);
 	atomic64_add(len, &m->tx_bytes);
 	return 0;
 drop:
@@ -156,6 +181,34 @@ drop:
 		atomic64_inc(&m->tx_dropped);
 	kfree_skb(skb);
 	return err;
+}
+
+/*
+ * RCU read side: how many bytes (without the link header) and frames a
+ * super-frame for rail @index may hold; 0 if the rail is gone or its
+ * device has no scatter-gather: it would have to make a chain linear
+ * (validate_xmit_skb), which costs more than the chain saves.
+ */
+unsigned int bsp_rail_gso_max(struct bsp_net *bn, u8 index,
+			      unsigned int *max_segs)
+{
+	struct bsp_master *m = rcu_dereference(bn->master);
+	struct bsp_rail *rail;
+	struct net_device *dev;
+	unsigned int size;
+
+	rail = m && index < BSP_MAX_RAILS ?
+	       rcu_dereference(m->rails[index]) : NULL;
+	if (!rail)
+		return 0;
+	dev = rail->dev;
+	if (!(READ_ONCE(dev->features) & NETIF_F_SG))
+		return 0;
+	*max_segs = min_t(unsigned int, READ_ONCE(dev->gso_max_segs),
+			  BSP_GSO_MAX_SEGS);
+	size = min_t(unsigned int, READ_ONCE(dev->gso_max_size),
+		     BSP_GSO_MAX_SIZE);
+	return size > LL_MAX_HEADER ? size - LL_MAX_HEADER : 0;
 }
 
 /* RTNL: the operational state of @rail changed (or may have). */

@@ -141,6 +141,19 @@ int bsp_rail_xmit(struct bsp_net *bn, u8 rail, const u8 *dst,
 		  struct sk_buff *skb);
 
 /**
+ * bsp_rail_gso_max() - bounds of a super-frame for a rail
+ * @bn: the namespace.
+ * @index: the rail.
+ * @max_segs: set to the frames it may hold.
+ *
+ * Context: RCU read side.
+ * Return: the bytes it may hold without the link header; 0 if the rail is
+ * gone.
+ */
+unsigned int bsp_rail_gso_max(struct bsp_net *bn, u8 index,
+			      unsigned int *max_segs);
+
+/**
  * bsp_rail_headroom() - room a frame for the rail devices needs
  *
  * Return: the headroom and tailroom to reserve.

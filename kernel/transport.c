@@ -70,6 +70,7 @@
 #include "peer.h"
 #include "rail.h"
 #include "auth.h"
+#include "offload.h"
 #include "engine/bspe.h"
 
 struct bsp_transport {
@@ -639,6 +640,41 @@ static void bsp_lock(struct bsp_transport *tp)
 }
 
 /*
+ * RCU read side, flusher only: frame @head, just taken from @q, and the
+ * frames after it in @q for the same (node, rail), oldest first, as one
+ * super-frame (offload.c) as far as it may hold them. A frame of that
+ * (node, rail) that cannot join ends the chain: it and the ones after it
+ * stay in @q, so no frame overtakes an older one on its rail. Frames for
+ * other (node, rail) pairs stay where they are.
+ */
+static struct sk_buff *bsp_tx_chain(struct bsp_transport *tp,
+				    struct sk_buff *head,
+				    struct sk_buff_head *q)
+{
+	const struct bsp_tx_cb *hcb = bsp_tx_cb(head);
+	struct bsp_gso_chain c;
+	struct sk_buff *skb, *tmp;
+	unsigned int max_len, max_segs = 0;
+
+	if (!READ_ONCE(bsp_tx_gso) || skb_queue_empty(q))
+		return head;
+	max_len = bsp_rail_gso_max(tp->bn, hcb->rail, &max_segs);
+	if (!bsp_gso_start(&c, head, max_len, max_segs))
+		return head;
+	skb_queue_walk_safe(q, skb, tmp) {
+		const struct bsp_tx_cb *cb = bsp_tx_cb(skb);
+
+		if (cb->node != hcb->node || cb->rail != hcb->rail)
+			continue;
+		if (!bsp_gso_fits(&c, skb))
+			break;
+		__skb_unlink(skb, q);
+		bsp_gso_add(&c, skb);
+	}
+	return bsp_gso_finish(&c, tp->bn);
+}
+
+/*
  * Unlock, then send what the engine queued. Any context but hardirq.
  *
  * Frames must reach each rail in the order the engine made them: a
@@ -646,7 +682,10 @@ static void bsp_lock(struct bsp_transport *tp)
  * its rail has left (bspe_rcv_eoh), so a frame overtaking an older one
  * would be taken for a loss and resent for nothing. One context at a time
  * is the flusher; others only leave their frames on txq, and the flusher
- * sends them, oldest first, before it gives up the role.
+ * sends them, oldest first, before it gives up the role. Consecutive
+ * frames for one (node, rail) leave as one super-frame (bsp_tx_chain),
+ * which keeps their order on that rail; frames for different rails or
+ * nodes are not ordered with respect to each other anyway.
  */
 static void bsp_unlock_flush(struct bsp_transport *tp)
 	__releases(&tp->lock)
@@ -677,10 +716,12 @@ static void bsp_unlock_flush(struct bsp_transport *tp)
 				ether_addr_copy(dst, p->rails[cb->rail].addr);
 				ok = true;
 			}
-			if (ok)
-				bsp_rail_xmit(tp->bn, cb->rail, dst, skb);
-			else
+			if (!ok) {
 				kfree_skb(skb);	/* no address: lost, recovered */
+				continue;
+			}
+			skb = bsp_tx_chain(tp, skb, &q);
+			bsp_rail_xmit(tp->bn, cb->rail, dst, skb);
 		}
 		rcu_read_unlock();
 

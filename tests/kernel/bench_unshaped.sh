@@ -14,6 +14,7 @@
 # input backlogs dropped (softnet_stat) during every AF_BSP row.
 #
 # BSPVM_BENCH_MIB (default 32) is the volume of each AF_BSP measurement;
+# BSPVM_BENCH_MODARGS adds module parameters (e.g. tx_gso=0: no super-frames);
 # BSPVM_BENCH_PROFILE=1 adds, for 1 MiB messages on one 9000-byte rail, the
 # kernel symbols that took the most samples (perf, software cpu-clock
 # event: TCG has no PMU), with the same profile of iperf3 beside it.
@@ -23,7 +24,8 @@
 need_cmd iperf3 python3
 BENCH=$(ktest_bin bsp_bench)
 VOLUME=$((${BSPVM_BENCH_MIB:-32} << 20))
-af_bsp_load max_rails=2
+# shellcheck disable=SC2086 # word splitting of the parameters is intended
+af_bsp_load max_rails=2 ${BSPVM_BENCH_MODARGS:-}
 
 # statof FILE KEY -> the value of KEY=... on the file's STATS line
 statof()
