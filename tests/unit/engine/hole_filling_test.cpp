@@ -324,8 +324,8 @@ TEST(HoleFilling, TailShownByTheSecondRailsAnswerProddedAtOnce) {
     };
     Node &rx = sim.node(1);
     bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
-    // 4 fragments: rails 0, 1, 0, 1; the last (on rail 1) is lost
-    sim.send(0, 1, Sim::pattern(0, 1, 0, 4 * 1428 - 100), BSPE_SEND_LAST);
+    // 6 fragments of test_cfg's 1000 bytes: rails 0, 1, 0, 1, 0, 1; the last (on rail 1) is lost
+    sim.send(0, 1, Sim::pattern(0, 1, 0, 5612), BSPE_SEND_LAST);
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
     ASSERT_TRUE(dropped);
