@@ -674,13 +674,7 @@ static int bspe_chan_new(struct bspe_ep *ep, u32 node, u16 port, u32 flags,
 	ch->cookie = cookie;
 	/* the endpoint's estimate if it has one: one network, one scale */
 	ch->srtt = ep->srtt ? ep->srtt : ep->cfg.rtt_init_ns;
-	/*
-	 * How long silence from a peer never heard from means loss is not
-	 * the network's round trip: the peer may not have come to us yet
-	 * (Documentation/protocol.rst, "Prods"). Data that arrives sets it
-	 * from the estimate and the gaps between arrivals.
-	 */
-	ch->prod_ivl = ep->cfg.rtt_init_ns;
+	ch->prod_ivl = ch->srtt;
 	ch->my_inc = ep->inc_cur;
 	bspe_list_add(ep, ch, BSPE_L_OPEN);
 	bspe_touch(ep, ch, now);

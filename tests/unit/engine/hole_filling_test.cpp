@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <set>
 
-#include "bspe_internal.h"
 #include "engine_test_util.hpp"
 
 using namespace bspsim;
@@ -350,13 +349,8 @@ TEST(HoleFilling, TailShownByTheSecondRailsAnswerProddedAtOnce) {
 }
 
 // A channel opened after the endpoint measured its round trips starts from the endpoint's
-// estimate, not from rtt_init (50 us here over links of 10 us round trip): its reordering
-// allowance, checks and tail-loss probe follow the network. Its first prod interval does not:
-// a peer never heard from may simply not have come to us yet, so the first prod for data
-// expected from a new peer comes rtt_init after the expectation. (With the measured round trip
-// instead, the total exchange at p = 1024 x 4 rails, 0.1 % loss sent 1,124,250 prods instead
-// of 387,521, 0.27 explicit acknowledgements per data packet instead of 0.09, in the same time
-// per superstep: scale_table -T -p 1024 -r 4 -l 0.001 -w total.)
+// estimate, not from rtt_init (50 us here over links of 10 us round trip): the first prod for
+// data expected from a new peer comes one measured round trip after the expectation.
 TEST(HoleFilling, NewChannelStartsFromTheEndpointsRoundTrip) {
     NetCfg n = net(3, 1);
     n.lazy_chans = true;
@@ -373,28 +367,15 @@ TEST(HoleFilling, NewChannelStartsFromTheEndpointsRoundTrip) {
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     ASSERT_FALSE(prods.empty());
     EXPECT_EQ(prods[0].first, 50 * kUs);  // rtt_init: nothing measured yet
-    const uint64_t ep_srtt = rx.ep()->srtt;
-    // one measured round trip (10 us links both ways, at least rtt_min), not 50 us
-    EXPECT_GE(ep_srtt, 10 * kUs);
-    EXPECT_LT(ep_srtt, 20 * kUs);
     uint64_t t0 = sim.now() + 1 * kMs;
     size_t before = prods.size();
-    int c2 = -1;
-    sim.at(t0, [&] {
-        c2 = rx.chan_to(2);
-        bspe_expect(rx.ep(), c2, 1, sim.now());
-    });
+    sim.at(t0, [&] { bspe_expect(rx.ep(), rx.chan_to(2), 1, sim.now()); });
     sim.at(t0 + 1 * kMs, [&] { sim.send(2, 1, Sim::pattern(2, 1, 0, 3000), BSPE_SEND_LAST); });
-    sim.after_event = [&] {
-        if (c2 >= 0 && prods.size() == before) {
-            ASSERT_NE(rx.ep()->tab[c2], nullptr);
-            EXPECT_EQ(rx.ep()->tab[c2]->srtt, ep_srtt);
-            EXPECT_EQ(rx.ep()->tab[c2]->prod_ivl, 50 * kUs);
-        }
-    };
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
     ASSERT_GT(prods.size(), before);
     EXPECT_EQ(prods[before].second, 2);
-    EXPECT_EQ(prods[before].first - t0, 50 * kUs);
+    // one measured round trip (10 us links both ways, at least rtt_min), not 50 us
+    EXPECT_GE(prods[before].first - t0, 10 * kUs);
+    EXPECT_LT(prods[before].first - t0, 20 * kUs);
 }
