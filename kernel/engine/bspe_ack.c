@@ -283,6 +283,47 @@ void bspe_group_reset(struct bspe_ep *ep, u64 now)
 	bspe_leave(ep);
 }
 
+/*
+ * A probe (a timeout probe, a check, a tail-loss probe or a revival) left on
+ * rail @sr at @now. Probes older than the timeout are forgotten first (the
+ * probe or its answer was lost); a probe that finds the queue full is not
+ * recorded: its answer, matched to none, is taken as any report, never as
+ * the answer to a newer probe.
+ */
+static void bspe_probe_sent(const struct bspe_ep *ep,
+			    const struct bspe_chan *ch, struct bspe_srail *sr,
+			    u64 now)
+{
+	u64 old = bspe_rto(ep, ch, 0);
+	u8 i, n = 0;
+
+	for (i = 0; i < sr->probe_qn; i++)
+		if (sr->probe_q[i] + old > now)
+			sr->probe_q[n++] = sr->probe_q[i];
+	sr->probe_qn = n;
+	if (n < BSPE_PROBE_Q)
+		sr->probe_q[sr->probe_qn++] = now;
+}
+
+/*
+ * An answer to a probe (REPLY|PROBE) arrived on @sr: it answers the oldest
+ * probe still waiting (a rail is FIFO both ways). Returns when that probe
+ * was sent, 0 if none is recorded.
+ */
+u64 bspe_probe_answered(struct bspe_srail *sr)
+{
+	u64 t;
+	u8 i;
+
+	if (!sr->probe_qn)
+		return 0;
+	t = sr->probe_q[0];
+	for (i = 1; i < sr->probe_qn; i++)
+		sr->probe_q[i - 1] = sr->probe_q[i];
+	sr->probe_qn--;
+	return t;
+}
+
 void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		    u16 flags, u8 rail, u8 ack_rail, u64 now)
 {
@@ -307,12 +348,14 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		}
 		rail = (u8)i;
 	}
-	if (type == BSPE_T_PROD)
+	if (type == BSPE_T_PROD) {
 		ch->st[ack_rail].prods_tx++;
-	else if (flags & BSPE_F_PROBE)
+	} else if ((flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE) {
 		ch->st[rail].probes_tx++;
-	else
+		bspe_probe_sent(ep, ch, &ch->srail[rail], now);
+	} else {
 		ch->st[ack_rail].acks_tx++;
+	}
 	bspe_build_hdr(ep, ch, h, type, flags, rail, ack_rail, now);
 	x.node = ch->node;
 	x.rail = rail;
@@ -330,10 +373,15 @@ void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		struct bspe_rrail *rr = &ch->rrail[r];
 
 		if (rr->reply_now) {
+			u16 f = BSPE_F_REPLY;
+
+			if (rr->reply_now & BSPE_REPLY_PROBE)
+				f |= BSPE_F_PROBE;
+			if (ch->rx_blocked)
+				f |= BSPE_F_BUSY;
 			rr->reply_now = 0;
-			bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_REPLY |
-				       (ch->rx_blocked ? BSPE_F_BUSY : 0),
-				       (u8)r, (u8)r, now);
+			bspe_send_ctrl(ep, ch, BSPE_T_ACK, f, (u8)r, (u8)r,
+				       now);
 		} else if (rr->ack_due && rr->ack_due <= now) {
 			bspe_send_ctrl(ep, ch, BSPE_T_ACK, 0, (u8)r, (u8)r,
 				       now);

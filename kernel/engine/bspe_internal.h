@@ -111,6 +111,7 @@ struct bspe_rslot {
 /* bspe_srail.ackreq_pending: a request its receiver answers at once */
 #define BSPE_ACKREQ_NOW		2
 #define BSPE_FOQ_MIN		8	/* smallest failover queue allocation */
+#define BSPE_PROBE_Q		2	/* probes awaiting an answer, per rail */
 
 /* Per (channel, rail) send state. */
 struct bspe_srail {
@@ -128,7 +129,14 @@ struct bspe_srail {
 	u8	ackreq_clean;	/* ACKREQ packet was a first transmission */
 	u8	probes;		/* unanswered probes */
 	u8	wndreq_on;	/* last WNDREQ packet (wndreq_seq): BSPE_WNDREQ_* */
+	u8	probe_qn;	/* probes in @probe_q */
 	u32	wndreq_seq;	/* seq of the last WNDREQ packet */
+	/*
+	 * When the probes whose answers are still to come were sent, oldest
+	 * first: answers (REPLY|PROBE) come back in the order of the probes
+	 * on a FIFO rail, so each is matched to the probe it answers.
+	 */
+	u64	probe_q[BSPE_PROBE_Q];
 };
 
 /* Descriptor of @seq, which must lie in [snd_una, snd_nxt). */
@@ -156,9 +164,18 @@ struct bspe_rrail {
 	u32	eoh;		/* lowest set bit above rcv_nxt, valid if ooo */
 	u8	ack_wanted;	/* an ack was requested and not yet given */
 	u8	changed;	/* state changed since last reported */
-	u8	reply_now;	/* a PROBE/PROD must be answered at once */
+	u8	reply_now;	/* BSPE_REPLY_*: a PROBE/PROD to answer at once */
 	u8	synced;		/* a packet of this rail was accepted */
 };
+
+/*
+ * bspe_rrail.reply_now: an answer (REPLY) is due at once; it answers a
+ * sender's PROBE too (it is built after the probe arrived), so it carries
+ * PROBE as well and the prober takes it as the answer to its probe, never
+ * as an older answer to a prod of ours.
+ */
+#define BSPE_REPLY_DUE		0x01
+#define BSPE_REPLY_PROBE	0x02
 
 /* The rail has a hole: out-of-order arrivals, or a hint beyond rcv_nxt. */
 static inline int bspe_rcv_hole(const struct bspe_rrail *rr)
@@ -371,6 +388,7 @@ void bspe_advance_una(struct bspe_ep *ep, struct bspe_srail *sr);
 void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		    u16 flags, u8 rail, u8 ack_rail, u64 now);
 void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+u64 bspe_probe_answered(struct bspe_srail *sr);
 void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample);
 void bspe_rtt_adopt(const struct bspe_ep *ep, struct bspe_chan *ch);
 

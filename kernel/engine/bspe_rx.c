@@ -581,33 +581,37 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 {
 	struct bspe_srail *sr = &ch->srail[k->ack_rail];
 	enum bspe_cause cause = BSPE_CAUSE_HOLE;
+	/* an answer to a probe of ours (a check or a timeout probe) */
+	int answer = k->type == BSPE_T_ACK &&
+		     (k->flags & (BSPE_F_REPLY | BSPE_F_PROBE)) ==
+		     (BSPE_F_REPLY | BSPE_F_PROBE);
 	u32 sent, eoh = k->eoh;
-	u64 seen = 0;
+	u64 seen = 0, asked = answer ? bspe_probe_answered(sr) : 0;
 
 	if (k->type == BSPE_T_PROD) {
 		cause = BSPE_CAUSE_PROD;
-	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
-		   sr->chk_time && !sr->probes &&
-		   ch->prod_tx + 2 * ch->srtt <= sr->chk_time) {
+	} else if (answer && sr->chk_time && !sr->probes) {
 		/*
 		 * The answer to a check of a resend: the probe travelled
 		 * behind the resend, so this report shows whether it was
-		 * lost (bspe_emit_retx). After a prod of ours sent less than
-		 * two round trips before the check (the peer sends to us
-		 * too), a REPLY may answer that prod, built before the resend
-		 * arrived: it is taken as any other report. prod_tx is when
-		 * a prod was sent; last_prod is not (bspe_expect sets it to
-		 * start the prod interval).
+		 * lost (bspe_emit_retx). It says it answers a probe
+		 * (REPLY|PROBE) and is matched to the probe it answers
+		 * (@asked): a REPLY alone answers a prod of ours, and the
+		 * answer to an older probe may have been built before the
+		 * resend arrived; either is taken for what it shows.
 		 */
-		seen = sr->chk_time;
-		bspe_rtt_sample(ep, ch, now - sr->chk_time);
-		sr->chk_time = 0;
-	} else if (k->type == BSPE_T_ACK && (k->flags & BSPE_F_REPLY) &&
-		   sr->probes) {
+		seen = asked;
+		if (asked && asked >= sr->chk_time) {
+			bspe_rtt_sample(ep, ch, now - asked);
+			sr->chk_time = 0;
+		}
+	} else if (answer && sr->probes) {
 		cause = BSPE_CAUSE_TIMEOUT;
-		seen = bspe_max64(sr->probe_time, sr->chk_time);
-		sr->chk_time = 0;
-		bspe_rtt_sample(ep, ch, now - sr->probe_time);
+		seen = asked;
+		if (asked >= sr->chk_time)
+			sr->chk_time = 0;
+		if (asked && asked >= sr->probe_time)
+			bspe_rtt_sample(ep, ch, now - asked);
 		/*
 		 * An answer is progress only if it acknowledges something
 		 * (bspe_ack_in then resets the probes) or says the receiver
@@ -639,7 +643,7 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		eoh = cause == BSPE_CAUSE_TIMEOUT ? k->ack + 1 : k->ack;
 	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, seen, now);
 	if (k->type == BSPE_T_PROD && !sent)
-		ch->rrail[k->ack_rail].reply_now = 1;
+		ch->rrail[k->ack_rail].reply_now |= BSPE_REPLY_DUE;
 }
 
 /* Receiver-side effects of an ACK/PROD's sequence fields. */
@@ -657,7 +661,8 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		 * unless it is a prod or a timeout probe, sent long after
 		 * the data (certain: shown at once).
 		 */
-		if (k->type == BSPE_T_PROD || (k->flags & BSPE_F_PROBE))
+		if (k->type == BSPE_T_PROD ||
+		    (k->flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE)
 			rr->hole_at = 0;
 		else if (!bspe_rcv_hole(rr))
 			rr->hole_at = now;
@@ -667,8 +672,9 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		st->prods_rx++;
 		return;
 	}
-	if (k->flags & BSPE_F_PROBE) {
-		rr->reply_now = 1;
+	/* A PROBE asks for an answer; a REPLY|PROBE is that answer. */
+	if ((k->flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE) {
+		rr->reply_now |= BSPE_REPLY_DUE | BSPE_REPLY_PROBE;
 		return;
 	}
 	st->acks_rx++;
@@ -925,7 +931,7 @@ static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 	if (k.dst_inc)
 		bspe_rx_acks(ep, ch, &k, now);
 	else if (k.type == BSPE_T_PROD)
-		ch->rrail[k.rail].reply_now = 1;
+		ch->rrail[k.rail].reply_now |= BSPE_REPLY_DUE;
 	if (ch->flags & BSPE_CHAN_GROUP)
 		bspe_implicit(ep, k.epoch, now);
 	if (k.type == BSPE_T_DATA) {

@@ -148,8 +148,8 @@ class Trace {
         int k = kind_of(w);
         if (k == 4) {
             ctrl_lost_[w.type == BSPE_T_PROD      ? 0
-                       : (w.flags & BSPE_F_PROBE) ? 1
                        : (w.flags & BSPE_F_REPLY) ? 2
+                       : (w.flags & BSPE_F_PROBE) ? 1
                                                   : 3]++;
             return;
         }

@@ -97,6 +97,13 @@ void BspRun::enter_barrier(int i, int s) {
         sim_.send(i, j, payload('S', s, n, i, j, kHdr),
                   BSPE_SEND_SYNC | (final ? BSPE_SEND_LAST : 0));
     }
+    // Every member's barrier message is expected, as libbsp's messaging layer expects its
+    // barrier partners' (bspe_expect): a lost packet of one is prodded for after a round trip
+    // instead of waiting for its sender's timeout.
+    Node &node = sim_.node(i);
+    for (int j = 0; j < sim_.nodes(); j++)
+        if (j != i && ns.counts[s][j] < 0)
+            bspe_expect(node.ep(), node.chan_to(j), 1, sim_.now());
 }
 
 void BspRun::progress(int i) {

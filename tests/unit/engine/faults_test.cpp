@@ -125,11 +125,15 @@ TEST(Faults, ManySeedsWithLoss) {
 }
 
 // The engine benchmark's symmetric total exchange (bench/engine_table: 8 nodes, 10 Gb/s, 5 us,
-// 10 supersteps of 2 x 16 KiB to every peer, seed 42) with 1 % loss on one rail: every loss is
-// found by a prod, a hole report or a check, none waits for the sender timeout. Prods and data
-// cross here: a REPLY is taken for the answer to a check only if no prod was sent within two
-// round trips before the check (Documentation/protocol.rst, "Resending a resend"); asking
-// whether a prod was unanswered instead (data answers it too) gave 14 timeouts.
+// 10 supersteps of 2 x 16 KiB to every peer, seed 42) with 1 % loss on one rail, every node
+// expecting its peers' barrier messages as libbsp's messaging layer does: every loss is found
+// by a prod, a hole report or a check, none waits for the sender timeout, nothing is resent
+// that arrived. Prods, probes and data cross here (Documentation/protocol.rst, "Resending a
+// resend"): an answer to a check says so (REPLY|PROBE), since a REPLY alone answers a prod and
+// may predate the resend (taking the check's answer for a prod's: 30 timeouts); and it is
+// matched to the probe it answers, since the answer to an older probe, still queued behind the
+// peer's data when the check leaves, predates the resend too (taking it for the check's: one
+// spurious resend).
 TEST(Faults, TotalExchangeOnePercentLossNoTimeout) {
     NetCfg n = net(8, 1, 42);
     n.rail[0].gbps = 10;
