@@ -260,8 +260,9 @@ static unsigned int bsp_frame_head_size(void)
  * has: the linear part (headroom, header, skb_shared_info) is a fragment
  * of the CPU's page-fragment cache and the sk_buff comes from the CPU's
  * NAPI cache of skb heads, so no slab object is made for the linear part
- * and the sk_buff is usually one that napi_consume_skb gave back (a
- * received frame, bsp_frame_consume) rather than a new one. Such a frame
+ * and the sk_buff is one that napi_consume_skb gave back (a received
+ * frame, bsp_frame_consume) while the cache has one, else one of a bulk
+ * refill of 16 (a sender's window is larger than the cache). Such a frame
  * is an ordinary skb with head_frag set: whoever frees it, wherever, puts
  * the fragment's page reference (page_frag_free) and frees the sk_buff
  * to its slab cache or, from softirq, to that CPU's NAPI cache. Its
