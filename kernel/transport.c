@@ -226,6 +226,83 @@ static void bsp_frame_seal(struct bsp_transport *tp, struct sk_buff *skb)
 	}
 }
 
+static bool bsp_tx_cache = true;
+module_param_named(tx_cache, bsp_tx_cache, bool, 0644);
+MODULE_PARM_DESC(tx_cache,
+		 "build paged DATA frames from the per-CPU skb and page-fragment caches, and return received frames to them (default on)");
+
+/*
+ * May this context use the per-CPU caches of net/core/skbuff.c (the
+ * skb heads of napi_build_skb and napi_consume_skb, the page fragments
+ * of napi_alloc_frag)? They are serialised by disabling bottom halves
+ * only: softirq, or process context with bottom halves off (tp->lock),
+ * never a hard interrupt.
+ */
+static bool bsp_napi_cache_ok(void)
+{
+	return READ_ONCE(bsp_tx_cache) && in_softirq() && !in_hardirq();
+}
+
+/*
+ * The header of a paged DATA frame: the rail devices' headroom and the
+ * header, then skb_shared_info, in one page fragment (cache-line aligned,
+ * as napi_build_skb wants it).
+ */
+static unsigned int bsp_frame_head_size(void)
+{
+	return SKB_DATA_ALIGN(bsp_rail_headroom() + BSPE_HDR_LEN) +
+	       SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+}
+
+/*
+ * An empty skb for a paged DATA frame (its header to be put, its payload
+ * referenced), or NULL. With bsp_napi_cache_ok(), the cheapest the stack
+ * has: the linear part (headroom, header, skb_shared_info) is a fragment
+ * of the CPU's page-fragment cache and the sk_buff comes from the CPU's
+ * NAPI cache of skb heads, so no slab object is made for the linear part
+ * and the sk_buff is one that napi_consume_skb gave back (a received
+ * frame, bsp_frame_consume) while the cache has one, else one of a bulk
+ * refill of 16 (a sender's window is larger than the cache). Such a frame
+ * is an ordinary skb with head_frag set: whoever frees it, wherever, puts
+ * the fragment's page reference (page_frag_free) and frees the sk_buff
+ * to its slab cache or, from softirq, to that CPU's NAPI cache. Its
+ * truesize is that of the fragment (build_skb). Otherwise alloc_skb, as
+ * before: a kmalloc'd head and a slab sk_buff.
+ */
+static struct sk_buff *bsp_frame_alloc(void)
+{
+	unsigned int size = bsp_frame_head_size();
+	struct sk_buff *skb;
+	void *data;
+
+	if (!bsp_napi_cache_ok())
+		return alloc_skb(bsp_rail_headroom() + BSPE_HDR_LEN,
+				 GFP_ATOMIC);
+	data = napi_alloc_frag(size);
+	if (!data)
+		return NULL;
+	skb = napi_build_skb(data, size);
+	if (!skb) {
+		skb_free_frag(data);
+		return NULL;
+	}
+	return skb;
+}
+
+/*
+ * Free a frame the transport has received and is done with: from softirq,
+ * its sk_buff goes back to this CPU's NAPI cache (napi_consume_skb), where
+ * the next frame this CPU sends (bsp_frame_alloc) takes it again, both
+ * without a slab allocation; anywhere else, consume_skb.
+ */
+static void bsp_frame_consume(struct sk_buff *skb)
+{
+	if (bsp_napi_cache_ok())
+		napi_consume_skb(skb, 1);
+	else
+		consume_skb(skb);
+}
+
 static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 {
 	struct bsp_transport *tp = ctx;
@@ -240,8 +317,11 @@ static void bsp_cb_xmit(void *ctx, const struct bspe_xmit *x)
 	u8 *pkt;
 
 again:
-	skb = alloc_skb(bsp_rail_headroom() + BSPE_HDR_LEN +
-			(copy ? x->len : 0), GFP_ATOMIC);
+	if (copy)
+		skb = alloc_skb(bsp_rail_headroom() + BSPE_HDR_LEN + x->len,
+				GFP_ATOMIC);
+	else
+		skb = bsp_frame_alloc();
 	if (!skb) {
 		bsp_count_drop(tp->bn, BSP_DROP_NOMEM);
 		return;	/* lost: the engine recovers it */
@@ -1500,7 +1580,7 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 		bsp_peer_touch(bn, src, rail);
 	sock_put(sk);
 out:
-	consume_skb(skb);
+	bsp_frame_consume(skb);
 }
 
 void bsp_transport_node_reset(struct bsp_net *bn, u32 node)
