@@ -350,7 +350,7 @@ void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 	}
 	if (type == BSPE_T_PROD) {
 		ch->st[ack_rail].prods_tx++;
-	} else if ((flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE) {
+	} else if (bspe_asks_answer(flags)) {
 		ch->st[rail].probes_tx++;
 		bspe_probe_sent(ep, ch, &ch->srail[rail], now);
 	} else {

@@ -582,9 +582,7 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	struct bspe_srail *sr = &ch->srail[k->ack_rail];
 	enum bspe_cause cause = BSPE_CAUSE_HOLE;
 	/* an answer to a probe of ours (a check or a timeout probe) */
-	int answer = k->type == BSPE_T_ACK &&
-		     (k->flags & (BSPE_F_REPLY | BSPE_F_PROBE)) ==
-		     (BSPE_F_REPLY | BSPE_F_PROBE);
+	int answer = k->type == BSPE_T_ACK && bspe_answers_probe(k->flags);
 	u32 sent, eoh = k->eoh;
 	u64 seen = 0, asked = answer ? bspe_probe_answered(sr) : 0;
 
@@ -661,8 +659,7 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		 * unless it is a prod or a timeout probe, sent long after
 		 * the data (certain: shown at once).
 		 */
-		if (k->type == BSPE_T_PROD ||
-		    (k->flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE)
+		if (k->type == BSPE_T_PROD || bspe_asks_answer(k->flags))
 			rr->hole_at = 0;
 		else if (!bspe_rcv_hole(rr))
 			rr->hole_at = now;
@@ -673,7 +670,7 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		return;
 	}
 	/* A PROBE asks for an answer; a REPLY|PROBE is that answer. */
-	if ((k->flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE) {
+	if (bspe_asks_answer(k->flags)) {
 		rr->reply_now |= BSPE_REPLY_DUE | BSPE_REPLY_PROBE;
 		return;
 	}

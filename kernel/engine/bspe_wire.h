@@ -48,6 +48,18 @@ enum bspe_type {
 #define BSPE_F_WNDREQ	0x2000	/* DATA: half the sender's window used: ack now */
 #define BSPE_F_ALL	0x3fff	/* every defined flag; others must be zero */
 
+/* An ACK's PROBE asks for an answer at once; PROBE|REPLY is that answer. */
+static inline int bspe_asks_answer(unsigned int flags)
+{
+	return (flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE;
+}
+
+static inline int bspe_answers_probe(unsigned int flags)
+{
+	return (flags & (BSPE_F_PROBE | BSPE_F_REPLY)) ==
+	       (BSPE_F_PROBE | BSPE_F_REPLY);
+}
+
 /*
  * struct bspe_hdr - header of DATA, ACK and PROD packets (72 bytes).
  *

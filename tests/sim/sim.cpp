@@ -419,7 +419,7 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
         wire_.data++;
     else if (w.type == BSPE_T_PROD)
         wire_.prods++;
-    else if ((w.flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE)
+    else if (bspe_asks_answer(w.flags))
         wire_.probes++;  // an answer to a probe (REPLY|PROBE) is an ack
     else
         wire_.acks++;

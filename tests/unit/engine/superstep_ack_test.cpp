@@ -18,8 +18,7 @@ TEST(SuperstepAck, SymmetricTotalExchangeNeedsNoExplicitAcks) {
     uint64_t acks_before_end = 0;
     BspRun run(sim, total_exchange(5, 4, 3000));
     sim.tap = [&](const WirePkt &w) {
-        if (w.type == BSPE_T_ACK && (w.flags & (BSPE_F_PROBE | BSPE_F_REPLY)) != BSPE_F_PROBE &&
-            !run.finished())
+        if (w.type == BSPE_T_ACK && !bspe_asks_answer(w.flags) && !run.finished())
             acks_before_end++;
     };
     ASSERT_TRUE(run.run(100000 * kMs));

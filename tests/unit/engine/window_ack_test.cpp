@@ -370,8 +370,7 @@ TEST(WindowAck, LostResendResentAgainWhileExpecting) {
     sim.tap = [&](const WirePkt &w) {
         if (w.type == BSPE_T_DATA && w.src == 0 && (w.flags & BSPE_F_RETX))
             resent.push_back(w.seq);
-        if (w.type == BSPE_T_ACK && w.src == 0 &&
-            (w.flags & (BSPE_F_PROBE | BSPE_F_REPLY)) == BSPE_F_PROBE)
+        if (w.type == BSPE_T_ACK && w.src == 0 && bspe_asks_answer(w.flags))
             sim.at(sim.now(),
                    [&] { bspe_expect(sim.node(0).ep(), sim.node(0).chan_to(1), 0, sim.now()); });
     };
