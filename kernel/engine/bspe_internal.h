@@ -251,6 +251,7 @@ struct bspe_chan {
 	u8	ack_rr;			/* round-robin piggyback rail */
 	u8	expecting;
 	u8	prod_pending;		/* last prod round not answered yet */
+	u8	prod_rounds;		/* prod rounds since data last arrived */
 	u8	tx_rr;
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */

@@ -113,6 +113,10 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 	/* a guess is about a message not striped: its one rail */
 	if (!ch->expecting && !ch->rx_active && need)
 		*rails &= (u8)(1u << bspe_short_rail(ep, ch));
+	/* nothing came yet: ask on one rail first */
+	if (ch->expecting && !ch->rx_active && !ch->prod_rounds && need &&
+	    (*rails & (1u << bspe_short_rail(ep, ch))))
+		*rails = (u8)(1u << bspe_short_rail(ep, ch));
 	return need && *rails;
 }
 
@@ -377,6 +381,8 @@ static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	ch->prod_tx = now;
 	ch->prod_pending = 1;
 	ch->prod_at = 0;
+	if (ch->prod_rounds < 255)
+		ch->prod_rounds++;
 }
 
 static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
