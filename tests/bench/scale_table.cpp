@@ -108,6 +108,7 @@ class Trace {
         sim.on_lost = [this](const WirePkt &w) { lost(w); };
         sim.tap = [this](const WirePkt &w) { sent(w); };
         bsp.on_phase = [this](int i, int s, int phase, uint64_t t, int src, char tag) {
+            ends_[{s, phase}].push_back(t);
             Last &l = last_[{s, phase}];
             if (t >= l.t)
                 l = Last{t, i, src, tag};
@@ -242,6 +243,7 @@ class Trace {
     std::map<Key, Loss> losses_;
     std::map<std::tuple<int, int, int>, Prev> prev_;
     std::map<std::pair<int, int>, Last> last_;
+    std::map<std::pair<int, int>, std::vector<uint64_t>> ends_;  // every process's end
     std::vector<uint64_t> to_times_;
     uint64_t to_loss_ = 0, to_wait_ = 0, checks_ = 0, spurious_ = 0;
     uint64_t ctrl_lost_[4] = {};
@@ -335,8 +337,16 @@ void Trace::print() const {
             double(rtt_max) / 1e3);
     static const char *phase[3] = {"barrier", "counts", "data"};
     for (const auto &[k, l] : last_)
-        std::printf("  superstep %d %-7s ended last at %9.1f us at process %d, on %c from %d\n",
-                    k.first, phase[k.second], double(l.t) / 1e3, l.i, l.tag ? l.tag : '-', l.src);
+    {
+        std::vector<uint64_t> e = ends_.at(k);
+        std::sort(e.begin(), e.end());
+        std::printf(
+            "  superstep %d %-7s ended at %9.1f / %9.1f / %9.1f / %9.1f us (first, median, "
+            "90th percentile, last: process %d, on %c from %d)\n",
+            k.first, phase[k.second], double(e.front()) / 1e3, double(e[e.size() / 2]) / 1e3,
+            double(e[e.size() * 9 / 10]) / 1e3, double(l.t) / 1e3, l.i, l.tag ? l.tag : '-',
+            l.src);
+    }
 }
 uint32_t g_sndbuf_pkts = 0;  // -S: the engine's send budget (0: the module's default)
 
