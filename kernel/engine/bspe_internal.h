@@ -130,6 +130,7 @@ struct bspe_srail {
 	u8	probes;		/* unanswered probes */
 	u8	wndreq_on;	/* last WNDREQ packet (wndreq_seq): BSPE_WNDREQ_* */
 	u8	probe_qn;	/* probes in @probe_q */
+	u8	probe_more;	/* sent after @probe_q filled, not in it */
 	u32	wndreq_seq;	/* seq of the last WNDREQ packet */
 	/*
 	 * When the probes whose answers are still to come were sent, oldest
