@@ -336,16 +336,14 @@ void Trace::print() const {
             (unsigned long)rtt_n, double(rtt_min) / 1e3, double(rtt_sum) / double(rtt_n) / 1e3,
             double(rtt_max) / 1e3);
     static const char *phase[3] = {"barrier", "counts", "data"};
-    for (const auto &[k, l] : last_)
-    {
+    for (const auto &[k, l] : last_) {
         std::vector<uint64_t> e = ends_.at(k);
         std::sort(e.begin(), e.end());
         std::printf(
             "  superstep %d %-7s ended at %9.1f / %9.1f / %9.1f / %9.1f us (first, median, "
             "90th percentile, last: process %d, on %c from %d)\n",
             k.first, phase[k.second], double(e.front()) / 1e3, double(e[e.size() / 2]) / 1e3,
-            double(e[e.size() * 9 / 10]) / 1e3, double(l.t) / 1e3, l.i, l.tag ? l.tag : '-',
-            l.src);
+            double(e[e.size() * 9 / 10]) / 1e3, double(l.t) / 1e3, l.i, l.tag ? l.tag : '-', l.src);
     }
 }
 uint32_t g_sndbuf_pkts = 0;  // -S: the engine's send budget (0: the module's default)
