@@ -286,9 +286,12 @@ void bspe_group_reset(struct bspe_ep *ep, u64 now)
 /*
  * A probe (a timeout probe, a check, a tail-loss probe or a revival) left on
  * rail @sr at @now. Probes older than the timeout are forgotten first (the
- * probe or its answer was lost); a probe that finds the queue full is not
- * recorded: its answer, matched to none, is taken as any report, never as
- * the answer to a newer probe.
+ * probe or its answer was lost), and with them those not recorded. A probe
+ * that finds the queue full (or probes not recorded before it) is counted,
+ * not recorded: the answers come in the order of the probes, so the answer
+ * to such a probe is matched to the newest probe recorded before it (a
+ * lower bound of its own time, see bspe_probe_answered), never to a probe
+ * sent after it.
  */
 static void bspe_probe_sent(const struct bspe_ep *ep,
 			    const struct bspe_chan *ch, struct bspe_srail *sr,
@@ -300,27 +303,42 @@ static void bspe_probe_sent(const struct bspe_ep *ep,
 	for (i = 0; i < sr->probe_qn; i++)
 		if (sr->probe_q[i] + old > now)
 			sr->probe_q[n++] = sr->probe_q[i];
+	if (n < sr->probe_qn)
+		sr->probe_more = 0;
 	sr->probe_qn = n;
-	if (n < BSPE_PROBE_Q)
+	if (n < BSPE_PROBE_Q && !sr->probe_more)
 		sr->probe_q[sr->probe_qn++] = now;
+	else if (sr->probe_more < 255)
+		sr->probe_more++;
 }
 
 /*
  * An answer to a probe (REPLY|PROBE) arrived on @sr: it answers the oldest
  * probe still waiting (a rail is FIFO both ways). Returns when that probe
- * was sent, 0 if none is recorded.
+ * was sent, or a lower bound of it (a probe sent after the queue filled
+ * takes the time of the newest one recorded before it), 0 if none is
+ * recorded. A lost probe or answer only makes later matches older.
  */
 u64 bspe_probe_answered(struct bspe_srail *sr)
 {
 	u64 t;
 	u8 i;
 
-	if (!sr->probe_qn)
+	if (!sr->probe_qn) {
+		if (sr->probe_more)
+			sr->probe_more--;
 		return 0;
+	}
 	t = sr->probe_q[0];
 	for (i = 1; i < sr->probe_qn; i++)
 		sr->probe_q[i - 1] = sr->probe_q[i];
 	sr->probe_qn--;
+	if (sr->probe_more) {
+		sr->probe_q[sr->probe_qn] = sr->probe_qn ?
+					    sr->probe_q[sr->probe_qn - 1] : t;
+		sr->probe_qn++;
+		sr->probe_more--;
+	}
 	return t;
 }
 

@@ -130,6 +130,7 @@ struct bspe_srail {
 	u8	probes;		/* unanswered probes */
 	u8	wndreq_on;	/* last WNDREQ packet (wndreq_seq): BSPE_WNDREQ_* */
 	u8	probe_qn;	/* probes in @probe_q */
+	u8	probe_more;	/* sent after @probe_q filled, not in it */
 	u32	wndreq_seq;	/* seq of the last WNDREQ packet */
 	/*
 	 * When the probes whose answers are still to come were sent, oldest
@@ -251,6 +252,7 @@ struct bspe_chan {
 	u8	ack_rr;			/* round-robin piggyback rail */
 	u8	expecting;
 	u8	prod_pending;		/* last prod round not answered yet */
+	u8	prod_rounds;		/* prod rounds since data last arrived */
 	u8	tx_rr;
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */

@@ -543,6 +543,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	ch->last_rx = now;
 	ep->last_rx_any = now;
 	ch->prod_pending = 0;
+	ch->prod_rounds = 0;
 	if ((ch->flags & BSPE_CHAN_GROUP) && !(k->flags & BSPE_F_SYNC))
 		bspe_guess_data(ep, ch, k->epoch, now);
 	bspe_deliver_ready(ep, ch);

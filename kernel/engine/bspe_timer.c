@@ -113,6 +113,16 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 	/* a guess is about a message not striped: its one rail */
 	if (!ch->expecting && !ch->rx_active && need)
 		*rails &= (u8)(1u << bspe_short_rail(ep, ch));
+	/*
+	 * Nothing in reassembly, no hole known: ask on the short rail, which
+	 * carries every message not striped and a run of every striped one;
+	 * every fourth round on every live rail (the peer may count other
+	 * rails live, or have moved data off a failed one).
+	 */
+	if (ch->expecting && !ch->rx_active && (ch->prod_rounds & 3) != 3 &&
+	    need &&
+	    (*rails & (1u << bspe_short_rail(ep, ch))))
+		*rails = (u8)(1u << bspe_short_rail(ep, ch));
 	return need && *rails;
 }
 
@@ -377,6 +387,8 @@ static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	ch->prod_tx = now;
 	ch->prod_pending = 1;
 	ch->prod_at = 0;
+	if (ch->prod_rounds < 255)
+		ch->prod_rounds++;
 }
 
 static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)

@@ -218,11 +218,15 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	 * report may predate the resend's arrival (it waits behind the queue
 	 * the stream keeps filled, which may hold more than a round trip):
 	 * one round trip after the resend, such a report draws one check, a
-	 * probe behind the resend, whose answer tells.
+	 * probe behind the resend, whose answer tells. A check unanswered for
+	 * two round-trip estimates was lost (or its answer was): the next
+	 * such report draws another, or nothing but the sender timeout would
+	 * resend the packet.
 	 */
 	if (p->ntx > 1 && seen <= p->last_tx) {
 		if (now - p->last_tx >= ch->srtt &&
-		    sr->chk_time <= p->last_tx) {
+		    (sr->chk_time <= p->last_tx ||
+		     now - sr->chk_time >= 2 * ch->srtt)) {
 			sr->chk_time = now;
 			bspe_send_ctrl(ep, ch, BSPE_T_ACK,
 				       BSPE_F_PROBE | BSPE_F_ACKREQ, rail, rail,

@@ -108,6 +108,7 @@ class Trace {
         sim.on_lost = [this](const WirePkt &w) { lost(w); };
         sim.tap = [this](const WirePkt &w) { sent(w); };
         bsp.on_phase = [this](int i, int s, int phase, uint64_t t, int src, char tag) {
+            ends_[{s, phase}].push_back(t);
             Last &l = last_[{s, phase}];
             if (t >= l.t)
                 l = Last{t, i, src, tag};
@@ -171,6 +172,7 @@ class Trace {
     }
     void sent(const WirePkt &w) {
         show("sent", w);
+        classify_prod(w);
         bool probe = w.type == BSPE_T_ACK && (w.flags & BSPE_F_PROBE) && !(w.flags & BSPE_F_REPLY);
         bool retx = w.type == BSPE_T_DATA && (w.flags & BSPE_F_RETX);
         if (!probe && !retx)
@@ -207,12 +209,41 @@ class Trace {
         it->second.resent = sim_.now();
         it->second.cause = cause;
     }
+    // Every DATA packet a sender put on the wire to a receiver, by superstep (the packet's
+    // epoch), and every prod classified by what its sender (the receiver of the data) was
+    // waiting for at that moment: a packet of that peer lost and not yet resent (the prod can
+    // find it), packets of the peer's current superstep that are on their way, or nothing
+    // sent yet in the superstep the prodder is in (the peer has not reached it: premature).
+    void classify_prod(const WirePkt &w) {
+        if (w.type == BSPE_T_DATA) {
+            if (kind_of(w) == 2 && !(w.flags & BSPE_F_RETX))
+                sent_ep_[{w.src, w.dst}] = w.epoch;
+            return;
+        }
+        if (w.type != BSPE_T_PROD)
+            return;
+        bool pending = false;
+        for (auto it = losses_.lower_bound(Key{w.dst, w.src, 0, 0});
+             it != losses_.end() && std::get<0>(it->first) == w.dst &&
+             std::get<1>(it->first) == w.src && !pending;
+             ++it)
+            pending = it->second.resends < it->second.lost;
+        auto it = sent_ep_.find({w.dst, w.src});
+        uint32_t ep = w.epoch;
+        int cls = pending ? 0 : (it != sent_ep_.end() && it->second >= ep) ? 1 : 2;
+        prod_cls_[cls]++;
+        prod_rails_[{w.src, w.dst, ep}] |= 1u << w.rail;
+    }
     Sim &sim_;
+    std::map<std::pair<int, int>, uint32_t> sent_ep_;
+    std::map<std::tuple<int, int, uint32_t>, unsigned> prod_rails_;
+    uint64_t prod_cls_[3] = {};
     int pair_[2] = {-1, -1};
     bool verbose_ = std::getenv("BSP_TRACE_SLOW") != nullptr;  // losses resent after 100 us
     std::map<Key, Loss> losses_;
     std::map<std::tuple<int, int, int>, Prev> prev_;
     std::map<std::pair<int, int>, Last> last_;
+    std::map<std::pair<int, int>, std::vector<uint64_t>> ends_;  // every process's end
     std::vector<uint64_t> to_times_;
     uint64_t to_loss_ = 0, to_wait_ = 0, checks_ = 0, spurious_ = 0;
     uint64_t ctrl_lost_[4] = {};
@@ -281,6 +312,12 @@ void Trace::print() const {
         "included)\n",
         (unsigned long)ws.data, (unsigned long)ws.prods, (unsigned long)ws.probes,
         (unsigned long)ws.acks);
+    std::printf(
+        "  trace: prods while a packet of the peer was lost %lu, while its packets of this "
+        "superstep were on their way %lu, before it sent any (premature) %lu; %lu (channel, "
+        "superstep) pairs prodded\n",
+        (unsigned long)prod_cls_[0], (unsigned long)prod_cls_[1], (unsigned long)prod_cls_[2],
+        (unsigned long)prod_rails_.size());
     uint64_t rtt_n = 0, rtt_sum = 0, rtt_max = 0, rtt_min = ~0ULL;
     for (int i = 0; i < sim_.nodes(); i++)
         for (int j = 0; j < sim_.nodes(); j++) {
@@ -299,9 +336,15 @@ void Trace::print() const {
             (unsigned long)rtt_n, double(rtt_min) / 1e3, double(rtt_sum) / double(rtt_n) / 1e3,
             double(rtt_max) / 1e3);
     static const char *phase[3] = {"barrier", "counts", "data"};
-    for (const auto &[k, l] : last_)
-        std::printf("  superstep %d %-7s ended last at %9.1f us at process %d, on %c from %d\n",
-                    k.first, phase[k.second], double(l.t) / 1e3, l.i, l.tag ? l.tag : '-', l.src);
+    for (const auto &[k, l] : last_) {
+        std::vector<uint64_t> e = ends_.at(k);
+        std::sort(e.begin(), e.end());
+        std::printf(
+            "  superstep %d %-7s ended at %9.1f / %9.1f / %9.1f / %9.1f us (first, median, "
+            "90th percentile, last: process %d, on %c from %d)\n",
+            k.first, phase[k.second], double(e.front()) / 1e3, double(e[e.size() / 2]) / 1e3,
+            double(e[e.size() * 9 / 10]) / 1e3, double(l.t) / 1e3, l.i, l.tag ? l.tag : '-', l.src);
+    }
 }
 uint32_t g_sndbuf_pkts = 0;  // -S: the engine's send budget (0: the module's default)
 

@@ -548,6 +548,15 @@ TEST(Messaging, DestinationOrderFollowsSchedule) {
                 want.push_back(sched == bsp::rt::Schedule::LatinSquare ? (p + t) % 5
                                                                        : (t - 1 < p ? t - 1 : t));
             EXPECT_EQ(order[static_cast<std::size_t>(p)], want);
+            // The count messages (neither barrier traffic nor the last unit of a stream) go
+            // in the same order: in pid order every process would send its first one to
+            // process 0 at once.
+            const auto &t = *out[static_cast<std::size_t>(p)].transport;
+            std::vector<int> counts;
+            for (std::size_t k = 0; k < t.sent_to.size(); ++k)
+                if (t.flags_sent[k] == 0)
+                    counts.push_back(t.sent_to[k]);
+            EXPECT_EQ(counts, want) << "process " << p;
         }
     }
 }

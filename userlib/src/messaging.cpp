@@ -641,9 +641,12 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
 // the counts it sent us (zero for those that send us nothing).
 std::vector<Counts> Messaging::exchange_counts(std::uint64_t superstep, std::uint32_t fan_in,
                                                const std::vector<Outgoing> &out) {
-    for (int j = 0; j < nprocs_; ++j) {
+    // In the schedule's destination order, as the data: in pid order every process would
+    // send its first count message to process 0 at once, then to 1, ... (an incast at each
+    // destination in turn instead of one sender per destination at a time).
+    for (int j : destination_order(cfg_.schedule, pid_, nprocs_, superstep, cfg_.seed)) {
         const Outgoing &o = out[static_cast<std::size_t>(j)];
-        if (j == pid_ || o.empty()) {
+        if (o.empty()) {
             continue;
         }
         Counts c;

@@ -259,7 +259,11 @@ TEST(MsgLayer, EndOfJobNeedsNoProbes) {
 // Now the receiver guesses and prods the channel: in the first superstep because it sent its
 // own count there and the peer never sent data, in the second because the peer sent data in
 // the previous superstep. The answer reveals the lost tail, the receiver reports the hole, and
-// every loss is resent once; no sender times out (Documentation/protocol.rst, "Prods").
+// every loss is resent once; no sender times out (Documentation/protocol.rst, "Prods"). A prod
+// that leaves the instant before the resend is answered with the hole still open; that answer
+// may predate the resend, so it draws one check (a probe behind the resend, whose answer shows
+// the hole filled) and no second resend: at most one check per resend, whether the timer or
+// the answer comes first at that instant.
 TEST(MsgLayer, CountsLostBothWaysFoundWithoutTimeout) {
     const int p = 4;
     MsgPattern pat = msg_total_exchange(16 * 1024);
@@ -277,7 +281,7 @@ TEST(MsgLayer, CountsLostBothWaysFoundWithoutTimeout) {
     EXPECT_EQ(o.t.retx_hole, 4u);
     EXPECT_EQ(o.t.retx_hole + o.t.retx_prod + o.t.retx_timeout + o.t.retx_failover, 4u);
     EXPECT_EQ(o.t.timeouts, 0u);
-    EXPECT_EQ(o.t.probes_tx, 0u);
+    EXPECT_LE(o.t.probes_tx, o.t.retx_hole);
 }
 
 // The end of the job's messages (SYNC | LAST) are acknowledged at once by their receivers. A

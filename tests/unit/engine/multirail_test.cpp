@@ -1,4 +1,6 @@
 // Multirail ([ZHMM04]): striping, per-link rail choice, skew, rail failure and recovery.
+#include <set>
+
 #include "bsp_workload.hpp"
 #include "engine_test_util.hpp"
 
@@ -244,4 +246,77 @@ TEST(Multirail, SuspectedRailRevivedByEngine) {
     bspe_stats a = sim.node(0).stats();
     EXPECT_EQ(a.rail_down, 1u);
     EXPECT_EQ(a.rail_up, 1u);
+}
+
+// A receiver that runs ahead on four rails: nothing came yet on the channel, so its prods go on
+// the rail of the channel's short messages only (a sender still in an earlier phase answers
+// "nothing" on one rail instead of four; that rail carries every message not striped and a run
+// of every striped one); every fourth round asks on every live rail, in case the peer sent on
+// others (it counts other rails live, or moved data off a failed one). The message sent later
+// arrives whole; nothing is resent.
+TEST(Multirail, ReceiverRunningAheadProdsOneRail) {
+    Sim sim(net(2, 4), test_cfg());
+    std::vector<std::pair<uint64_t, int>> prods;  // time, rail
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_PROD)
+            prods.emplace_back(sim.now(), w.rail);
+    };
+    Node &rx = sim.node(1);
+    int c = rx.chan_to(0);
+    bspe_expect(rx.ep(), c, 1, 0);
+    // 4 fragments of 1000 bytes: striped, one per rail
+    sim.at(1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 0, 4000), BSPE_SEND_LAST); });
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    // rounds at 50, 150, 350 us on one rail (the interval doubles on each "nothing"), at
+    // 750 us on all four; the message leaves at 1 ms
+    ASSERT_EQ(prods.size(), 7u);
+    const uint64_t at[] = {50, 150, 350, 750, 750, 750, 750};
+    std::set<int> wide;
+    for (size_t i = 0; i < prods.size(); i++) {
+        EXPECT_EQ(prods[i].first, at[i] * kUs) << i;
+        if (i < 3)
+            EXPECT_EQ(prods[i].second, prods[0].second) << i;
+        else
+            wide.insert(prods[i].second);
+    }
+    EXPECT_EQ(wide, (std::set<int>{0, 1, 2, 3}));
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    EXPECT_EQ(b.prods_tx, 7u);
+    EXPECT_EQ(b.prods_early, 4u);
+    EXPECT_EQ(a.acks_tx, 7u);  // every rail answers "nothing"
+    EXPECT_EQ(a.retx_prod + a.retx_hole + a.retx_timeout + a.retx_failover, 0u);
+    EXPECT_EQ(a.data_tx, 4u);
+}
+
+// A striped message lost whole on every rail while its receiver expects it: the first prod
+// (one rail) reveals that rail's lost fragment; the prod naming it brings the resend, and the
+// rounds that follow, with a fragment in reassembly, ask on every rail: every fragment is
+// resent exactly once, by a prod or a reported hole, well before the sender timeout (50 ms).
+// (With no barrier here, the sender's timeout probes only settle the delivered message.)
+TEST(Multirail, StripedMessageLostWholeFoundByProds) {
+    Sim sim(net(2, 4), test_cfg());
+    sim.drop_filter = [](const WirePkt &w) {
+        return w.type == BSPE_T_DATA && w.src == 0 && !(w.flags & BSPE_F_RETX);
+    };
+    uint64_t last_retx = 0, first_probe = 0;
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_DATA && (w.flags & BSPE_F_RETX))
+            last_retx = sim.now();
+        if (w.src == 0 && bspe_asks_answer(w.flags) && !first_probe)
+            first_probe = sim.now();
+    };
+    Node &rx = sim.node(1);
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
+    sim.send(0, 1, Sim::pattern(0, 1, 0, 8000), BSPE_SEND_LAST);
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    EXPECT_EQ(sim.wire().data_lost, 8u);
+    EXPECT_EQ(a.data_tx, 16u);
+    EXPECT_EQ(a.retx_prod + a.retx_hole, 8u);
+    EXPECT_EQ(a.retx_timeout + a.retx_failover, 0u);
+    EXPECT_LT(last_retx, 1 * kMs);
+    EXPECT_GE(first_probe, 50 * kMs);
+    EXPECT_EQ(b.dup_rx, 0u);
 }

@@ -354,6 +354,43 @@ TEST(WindowAck, LostResendResentAgainOnce) {
     EXPECT_EQ(b.msgs_rx, 64u);
 }
 
+// The same lost resend whose check is lost as well: no answer to the check comes, and every
+// later report (the receiver's window acknowledgements and prods, still showing the hole) may
+// predate the resend's arrival. One check per resend would leave the packet to the sender
+// timeout (50 ms here; in the scale benchmark a resend and its check lost at p = 256 x 2 rails
+// held every process of the job for it, and the prods the receiver kept sending were each
+// answered without a resend). A check unanswered for two round-trip estimates was lost, or its
+// answer was: the next such report draws another. The second check's answer shows the hole and
+// the packet is resent a second time, once; nothing times out.
+TEST(WindowAck, LostResendAndLostCheckCheckedAgain) {
+    Sim sim(net(2, 1), test_cfg());
+    int tx2000 = 0, checks = 0;
+    std::vector<uint32_t> resent;
+    sim.drop_filter = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_ACK && w.src == 0 && bspe_asks_answer(w.flags))
+            return checks++ == 0;
+        return w.type == BSPE_T_DATA && w.src == 0 && w.seq == 2000 && tx2000++ < 2;
+    };
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_DATA && w.src == 0 && (w.flags & BSPE_F_RETX))
+            resent.push_back(w.seq);
+    };
+    stream(sim, 64, 100000);
+    ASSERT_TRUE(sim.run_until_idle(100000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    EXPECT_EQ(sim.wire().data_lost, 2u);
+    EXPECT_EQ(resent, (std::vector<uint32_t>{2000, 2000}));
+    EXPECT_EQ(retx(a), 2u);
+    EXPECT_EQ(checks, 2);
+    EXPECT_EQ(a.probes_tx, 2u);  // the lost check and the next
+    EXPECT_EQ(a.timeouts, 0u);
+    EXPECT_EQ(b.data_rx, 6400u);
+    EXPECT_EQ(b.dup_rx, 0u);
+    EXPECT_EQ(b.spurious_rx, 0u);
+    EXPECT_EQ(b.msgs_rx, 64u);
+}
+
 // The same lost resend while the sender also expects data from its peer (bspe_expect, which
 // starts the prod interval without sending a prod, as the messaging layer does for the data
 // of every sender, the very moment its check leaves). The answer to the check is not taken for
