@@ -7,12 +7,14 @@
 // in the same run. Documentation/testing.rst ("Scale") explains the columns and the figures.
 //
 // Usage: scale_table [-p 8,64,256,1024] [-r 1,2,4] [-l 0,0.001] [-w total,sparse]
-//                    [-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B] [-T]
+//                    [-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-R seed] [-B] [-T]
 // -m: a configuration whose nodes' channels would hold more than this much memory together in
 // this one process in their base allocations (default 8 GiB) is skipped with a note.
 // -S: the engine's send budget, sndbuf_pkts (default the module's: 4 per channel of the
 // ceiling, at least 1024): a total exchange holds 2 (p - 1) packets or more until the next
 // barrier.
+// -R: the seed of the simulated network's random numbers (default 42): which packets are lost.
+// A change to the engine moves every later loss, so compare over several seeds.
 // -T: trace loss recovery and sender timeouts after each row (Documentation/testing.rst,
 // "Scale"); BSP_TRACE_PAIR=a,b and BSP_TRACE_SLOW=1 in the environment add packet detail.
 // -B: no process expects its barrier partner's message (bspe_expect), as libbsp's messaging
@@ -347,6 +349,7 @@ void Trace::print() const {
     }
 }
 uint32_t g_sndbuf_pkts = 0;  // -S: the engine's send budget (0: the module's default)
+uint64_t g_seed = 42;        // -R: the simulated network's seed (which packets are lost)
 
 Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, uint32_t h) {
     Row r;
@@ -357,7 +360,7 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     NetCfg n;
     n.nodes = p;
     n.rails = rails;
-    n.seed = 42;
+    n.seed = g_seed;
     n.lazy_chans = true;
     n.keep_history = false;
     n.rail.resize(static_cast<size_t>(rails));
@@ -474,6 +477,8 @@ int main(int argc, char **argv) {
             h = static_cast<uint32_t>(std::atol(argv[i + 1]));
         else if (o == "-m")
             mem_gib = std::atof(argv[i + 1]);
+        else if (o == "-R")
+            g_seed = std::strtoull(argv[i + 1], nullptr, 0);
         else if (o == "-S")
             g_sndbuf_pkts = static_cast<uint32_t>(std::max(1, std::atoi(argv[i + 1])));
         else if (o == "-w") {
@@ -485,7 +490,7 @@ int main(int argc, char **argv) {
         } else {
             std::fprintf(stderr,
                          "usage: %s [-p LIST] [-r LIST] [-l LIST] [-w total,sparse] "
-                         "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-B] [-T]\n",
+                         "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-R seed] [-B] [-T]\n",
                          argv[0]);
             return 2;
         }
@@ -506,6 +511,8 @@ int main(int argc, char **argv) {
         kGbps, (unsigned long)(kLatency / kUs), h, supersteps);
     if (!g_expect_barrier)
         std::printf("-B: no process expects its barrier partner's message (bspe_expect).\n\n");
+    if (g_seed != 42)
+        std::printf("-R: seed %llu.\n\n", static_cast<unsigned long long>(g_seed));
     if (g_sndbuf_pkts)
         std::printf("-S: send budget sndbuf_pkts = %u packets.\n\n", g_sndbuf_pkts);
     std::printf("%-7s %5s %5s %6s %9s %9s %7s %9s %8s %8s %6s %6s %5s %9s %5s %7s %7s %6s\n",
