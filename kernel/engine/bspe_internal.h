@@ -108,6 +108,13 @@ struct bspe_rslot {
  * ops->chan_alloc when needed and freed when no longer used.
  */
 #define BSPE_RING_INLINE	1	/* send descriptors per rail, inline */
+/*
+ * bspe_chan.prod_pending: a prod round that is answered (or draws a
+ * resend), or one for data merely expected, which the sender leaves
+ * unanswered when it has nothing to tell (bspe_prod_wants_reply).
+ */
+#define BSPE_PROD_ASKED		1
+#define BSPE_PROD_MUTE		2
 /* bspe_srail.ackreq_pending: a request its receiver answers at once */
 #define BSPE_ACKREQ_NOW		2
 #define BSPE_FOQ_MIN		8	/* smallest failover queue allocation */
@@ -251,7 +258,8 @@ struct bspe_chan {
 	u8	rail_up;		/* bitmask of live rails to the node */
 	u8	ack_rr;			/* round-robin piggyback rail */
 	u8	expecting;
-	u8	prod_pending;		/* last prod round not answered yet */
+	/* last prod round not answered yet: BSPE_PROD_ASKED or _MUTE */
+	u8	prod_pending;
 	u8	prod_rounds;		/* prod rounds since data last arrived */
 	u8	tx_rr;
 	u8	suspect;		/* rails the engine declared dead */

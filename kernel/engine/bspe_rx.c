@@ -303,14 +303,15 @@ static void bspe_rx_resume_in(struct bspe_ep *ep, u64 now)
 
 			if ((ch->rail_up & (1u << r)) &&
 			    (rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt)))
-				bspe_send_ctrl(ep, ch, BSPE_T_PROD, 0, (u8)r,
-					       (u8)r, now);
+				bspe_send_ctrl(ep, ch, BSPE_T_PROD,
+					       BSPE_F_ACKREQ, (u8)r, (u8)r,
+					       now);
 		}
 		/* room again: no longer BUSY, its holes prodded as any */
 		ch->rx_blocked = 0;
 		ch->last_prod = now;
 		ch->prod_tx = now;
-		ch->prod_pending = 1;
+		ch->prod_pending = BSPE_PROD_ASKED;
 		bspe_arm_chan(ep, ch, now);
 	}
 }
@@ -576,6 +577,24 @@ static void bspe_wndreq_sample(struct bspe_ep *ep, struct bspe_chan *ch,
 	bspe_rtt_sample(ep, ch, now - p->last_tx);
 }
 
+/*
+ * Does a prod that drew no resend need an answer? If it asks for one
+ * (ACKREQ: every prod but one for data merely expected), or if the answer
+ * tells the prodder something: what the rail sent beyond what it
+ * acknowledges (a lost tail), or that we refuse data for lack of memory
+ * (BUSY). A prod for data merely expected that finds everything the rail
+ * sent acknowledged is left unanswered: the prodder backs off as after an
+ * answer "nothing" (Documentation/protocol.rst, "Prods").
+ */
+static int bspe_prod_wants_reply(const struct bspe_chan *ch,
+				 const struct bspe_srail *sr,
+				 const struct bspe_pkt *k)
+{
+	return (k->flags & BSPE_F_ACKREQ) || ch->rx_blocked ||
+	       k->ack != sr->snd_nxt || k->eoh != k->ack ||
+	       bspe_rcv_hole(&ch->rrail[k->ack_rail]);
+}
+
 /* Sender-side effects of the ack fields of a valid packet. */
 static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 			 const struct bspe_pkt *k, u64 now)
@@ -641,7 +660,8 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	if ((k->flags & BSPE_F_BUSY) && bspe_seq_lt(k->ack, eoh))
 		eoh = cause == BSPE_CAUSE_TIMEOUT ? k->ack + 1 : k->ack;
 	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, seen, now);
-	if (k->type == BSPE_T_PROD && !sent)
+	if (k->type == BSPE_T_PROD && !sent &&
+	    bspe_prod_wants_reply(ch, sr, k))
 		ch->rrail[k->ack_rail].reply_now |= BSPE_REPLY_DUE;
 }
 

@@ -88,20 +88,28 @@ u64 bspe_guess_due(const struct bspe_ep *ep)
 	return t;
 }
 
-/* Does the receiver side of @ch need data from the peer ([DHS99] 4.3)? */
-static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
-			   u8 *rails)
+/* Rails of @ch with a known hole. */
+static u8 bspe_holes(const struct bspe_ep *ep, const struct bspe_chan *ch)
 {
+	u8 rails = 0;
 	u32 r;
-	int need = ch->expecting || bspe_guessing(ep, ch);
 
-	*rails = 0;
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		const struct bspe_rrail *rr = &ch->rrail[r];
 
 		if (rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt))
-			*rails |= (u8)(1u << r);
+			rails |= (u8)(1u << r);
 	}
+	return rails;
+}
+
+/* Does the receiver side of @ch need data from the peer ([DHS99] 4.3)? */
+static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
+			   u8 *rails)
+{
+	int need = ch->expecting || bspe_guessing(ep, ch);
+
+	*rails = bspe_holes(ep, ch);
 	/* A dead rail's holes are filled by failover on the others. */
 	*rails &= ch->rail_up;
 	if (*rails)
@@ -128,7 +136,7 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 
 static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 {
-	u64 quiet = ch->last_rx, t;
+	u64 quiet = ch->last_rx, t, ivl;
 	u32 r;
 	u8 rails;
 
@@ -151,7 +159,15 @@ static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 		if (rails & (1u << r) && !ch->rrail[r].ooo &&
 		    !bspe_seq_lt(ch->rrail[r].rcv_nxt, ch->rrail[r].hint_nxt))
 			quiet = bspe_max64(quiet, ep->last_rx_any);
-	t = bspe_max64(quiet, ch->last_prod) + ch->prod_ivl;
+	/*
+	 * A round for data merely expected, not answered yet, backs off as
+	 * one answered "nothing" would have (bspe_send_prods doubles the
+	 * interval): the sender does not answer it when it has nothing to
+	 * tell. A round about a hole is answered, or draws a resend.
+	 */
+	ivl = ch->prod_pending == BSPE_PROD_MUTE ?
+	      bspe_min64(2 * ch->prod_ivl, ep->cfg.prod_max_ns) : ch->prod_ivl;
+	t = bspe_max64(quiet, ch->last_prod) + ivl;
 	/* A tail the answer to a prod revealed (bspe_rx_ctrl): at once. */
 	for (r = 0; ch->prod_at && ch->prod_at < t && r < ep->cfg.nrails; r++)
 		if (rails & (1u << r) &&
@@ -372,20 +388,34 @@ static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
 	u8 rails;
 	u32 r;
+	u16 f;
 
 	if (!bspe_needs_data(ep, ch, &rails))
 		return;
-	/* The previous prod got no answer at all: back off as well. */
+	/*
+	 * A prod asks for an answer (ACKREQ) even if it is "nothing": that
+	 * ends a guess, and says a message partly received has no more
+	 * (its rest is lost) or a hole was filled meanwhile. A prod for
+	 * data merely expected (nothing of it in reassembly, no hole known)
+	 * does not: its sender answers only if it has something to tell
+	 * (bspe_prod_wants_reply); usually it has sent nothing yet.
+	 */
+	f = ch->expecting && !ch->rx_active && !bspe_holes(ep, ch) &&
+	    (ch->rtt_seen || ep->srtt) ? 0 : BSPE_F_ACKREQ;
+	/*
+	 * The previous prod got no answer: lost, or the sender had nothing
+	 * to tell. Back off as after an answer "nothing".
+	 */
 	if (ch->prod_pending)
 		ch->prod_ivl = bspe_min64(2 * ch->prod_ivl,
 					  ep->cfg.prod_max_ns);
 	for (r = 0; r < ep->cfg.nrails; r++)
 		if (rails & (1u << r))
-			bspe_send_ctrl(ep, ch, BSPE_T_PROD, 0, (u8)r, (u8)r,
+			bspe_send_ctrl(ep, ch, BSPE_T_PROD, f, (u8)r, (u8)r,
 				       now);
 	ch->last_prod = now;
 	ch->prod_tx = now;
-	ch->prod_pending = 1;
+	ch->prod_pending = f ? BSPE_PROD_ASKED : BSPE_PROD_MUTE;
 	ch->prod_at = 0;
 	if (ch->prod_rounds < 255)
 		ch->prod_rounds++;

@@ -234,12 +234,14 @@ class Trace {
         uint32_t ep = w.epoch;
         int cls = pending ? 0 : (it != sent_ep_.end() && it->second >= ep) ? 1 : 2;
         prod_cls_[cls]++;
+        prod_ackreq_[cls] += (w.flags & BSPE_F_ACKREQ) != 0;
         prod_rails_[{w.src, w.dst, ep}] |= 1u << w.rail;
     }
     Sim &sim_;
     std::map<std::pair<int, int>, uint32_t> sent_ep_;
     std::map<std::tuple<int, int, uint32_t>, unsigned> prod_rails_;
     uint64_t prod_cls_[3] = {};
+    uint64_t prod_ackreq_[3] = {};  // of them, asking for an answer (ACKREQ)
     int pair_[2] = {-1, -1};
     bool verbose_ = std::getenv("BSP_TRACE_SLOW") != nullptr;  // losses resent after 100 us
     std::map<Key, Loss> losses_;
@@ -315,10 +317,11 @@ void Trace::print() const {
         (unsigned long)ws.data, (unsigned long)ws.prods, (unsigned long)ws.probes,
         (unsigned long)ws.acks);
     std::printf(
-        "  trace: prods while a packet of the peer was lost %lu, while its packets of this "
-        "superstep were on their way %lu, before it sent any (premature) %lu; %lu (channel, "
-        "superstep) pairs prodded\n",
-        (unsigned long)prod_cls_[0], (unsigned long)prod_cls_[1], (unsigned long)prod_cls_[2],
+        "  trace: prods while a packet of the peer was lost %lu (%lu asking for an answer), "
+        "while its packets of this superstep were on their way %lu (%lu), before it sent any "
+        "(premature) %lu (%lu); %lu (channel, superstep) pairs prodded\n",
+        (unsigned long)prod_cls_[0], (unsigned long)prod_ackreq_[0], (unsigned long)prod_cls_[1],
+        (unsigned long)prod_ackreq_[1], (unsigned long)prod_cls_[2], (unsigned long)prod_ackreq_[2],
         (unsigned long)prod_rails_.size());
     uint64_t rtt_n = 0, rtt_sum = 0, rtt_max = 0, rtt_min = ~0ULL;
     for (int i = 0; i < sim_.nodes(); i++)

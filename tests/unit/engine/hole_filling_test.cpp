@@ -117,8 +117,11 @@ TEST(HoleFilling, SeedExampleRecoveredByProds) {
     EXPECT_EQ(a.msgs_tx, 10u);
 }
 
-// A receiver that runs ahead: it expects a message the sender has not sent yet. Its prods
-// are answered with plain acknowledgements showing no hole, and the prod interval doubles.
+// A receiver that runs ahead: it expects a message the sender has not sent yet. The prod
+// interval doubles with each round. Only the first prod is answered (a plain acknowledgement
+// showing no hole): it asks for an answer, the endpoint's first round-trip sample; the
+// sender leaves the later ones, for data merely expected, unanswered, as it has nothing to
+// tell.
 TEST(HoleFilling, ReceiverRunningAheadBacksOff) {
     Sim sim(net(2, 1), test_cfg());
     std::vector<uint64_t> prod_times;
@@ -139,11 +142,97 @@ TEST(HoleFilling, ReceiverRunningAheadBacksOff) {
     EXPECT_EQ(prod_times[3] - prod_times[2], 400 * kUs);
     bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
     EXPECT_EQ(b.prods_tx, 4u);
-    EXPECT_EQ(b.prods_early, 4u);
+    EXPECT_EQ(b.prods_early, 1u);
     EXPECT_EQ(a.prods_rx, 4u);
-    EXPECT_EQ(a.acks_tx, 4u);  // the four plain replies
+    EXPECT_EQ(a.acks_tx, 1u);  // the answer to the first prod only
     EXPECT_EQ(a.retx_prod + a.retx_hole + a.retx_timeout, 0u);
     EXPECT_EQ(a.data_tx, 3u);
+}
+
+// The same on a channel without a round-trip sample of its own, on an endpoint that has one
+// (from an exchange with another peer): the channel takes the endpoint's estimate, and even
+// its first prod for data merely expected does not ask for an answer. None is answered, the
+// rounds back off as if answered "nothing", and the message sent later arrives.
+TEST(HoleFilling, ReceiverRunningAheadWithEndpointSampleProdsUnanswered) {
+    bspe_cfg cfg = test_cfg();
+    cfg.nprocs = 3;
+    Sim sim(net(3, 1), cfg);
+    std::vector<std::pair<uint64_t, uint16_t>> prods;  // to node 0: time, flags
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_PROD && w.dst == 0)
+            prods.emplace_back(sim.now(), w.flags);
+    };
+    Node &rx = sim.node(1);
+    // node 1's last barrier message to node 2 is acknowledged at once: the endpoint's first
+    // round-trip sample; node 0's first message opens the channel (no sample at node 1: it
+    // sent nothing on it)
+    sim.send(1, 2, Sim::pattern(1, 2, 0, 500), BSPE_SEND_LAST | BSPE_SEND_SYNC);
+    sim.send(0, 1, Sim::pattern(0, 1, 0, 500), 0);
+    sim.run_until(200 * kUs);
+    ASSERT_EQ(sim.node(2).stats().acks_tx, 1u);
+    ASSERT_EQ(rx.stats().prods_tx, 0u);
+    uint64_t t0 = sim.now();
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, t0);
+    sim.at(t0 + 1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 1, 3000), BSPE_SEND_LAST); });
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    // rounds 50, 100, 200, 400 us apart, as after answers "nothing"; none asks for an answer
+    ASSERT_EQ(prods.size(), 4u);
+    const uint64_t at[] = {50, 150, 350, 750};
+    for (size_t i = 0; i < prods.size(); i++) {
+        EXPECT_EQ(prods[i].first, t0 + at[i] * kUs) << i;
+        EXPECT_EQ(prods[i].second & BSPE_F_ACKREQ, 0) << i;
+    }
+    bspe_stats a = sim.node(0).stats(), b = rx.stats();
+    EXPECT_EQ(b.prods_tx, 4u);
+    EXPECT_EQ(a.prods_rx, 4u);
+    EXPECT_EQ(b.prods_early, 0u);  // no prod answered
+    EXPECT_EQ(a.acks_tx, 0u);
+    EXPECT_EQ(a.retx_prod + a.retx_hole + a.retx_timeout, 0u);
+    EXPECT_EQ(a.data_tx, 4u);  // the first message and the three packets of the second
+}
+
+// A receiver that runs ahead, and the message it expects, sent while the sender leaves its prods
+// unanswered (it had nothing to tell), is lost whole. The next prod round finds the sender with
+// packets the receiver does not acknowledge: that one is answered, the answer shows the lost
+// tail and the prod after it draws the resend, without the sender's timeout.
+TEST(HoleFilling, MessageLostWholeAfterUnansweredProdsFoundByProd) {
+    Sim sim(net(2, 1), test_cfg());
+    std::vector<std::pair<uint64_t, uint16_t>> prods;  // time, flags
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_PROD)
+            prods.emplace_back(sim.now(), w.flags);
+    };
+    sim.drop_filter = [](const WirePkt &w) {
+        return w.type == BSPE_T_DATA && w.src == 0 && !(w.flags & BSPE_F_RETX);
+    };
+    Node &rx = sim.node(1);
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
+    sim.at(1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 0, 3000), BSPE_SEND_LAST); });
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_EQ(sim.wire().data_lost, 3u);
+    // rounds at 50, 150, 350, 750 us (the first asks for an answer: the endpoint has no
+    // round-trip sample yet), then 1550 us, after the loss at 1 ms: answered with the tail,
+    // prodded for at once
+    ASSERT_EQ(prods.size(), 6u);
+    const uint64_t at[] = {50, 150, 350, 750, 1550};
+    for (size_t i = 0; i < 5; i++)
+        EXPECT_EQ(prods[i].first, at[i] * kUs) << i;
+    EXPECT_EQ(prods[0].second & BSPE_F_ACKREQ, BSPE_F_ACKREQ);
+    for (size_t i = 1; i < 5; i++)
+        EXPECT_EQ(prods[i].second & BSPE_F_ACKREQ, 0) << i;
+    EXPECT_LT(prods[5].first, prods[4].first + 50 * kUs);
+    bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
+    EXPECT_EQ(a.retx_prod, 3u);
+    EXPECT_EQ(a.retx_hole + a.retx_timeout, 0u);
+    // The resent packets are acknowledged by the sender's one conservative timeout probe
+    // after delivery (below the n/(2p) threshold nothing else answers); nothing is resent
+    // for it.
+    EXPECT_EQ(a.timeouts, 1u);
+    EXPECT_EQ(a.probes_tx, 1u);
+    EXPECT_EQ(b.dup_rx, 0u);
+    EXPECT_EQ(b.msgs_rx, 1u);
 }
 
 // A lost tail (the last packets, nothing after them) with an expectation: prods reveal it.
