@@ -87,6 +87,15 @@ struct bsp_net {
 	atomic_long_t rx_linearized;
 	atomic_long_t rx_csum_vouched;
 	/*
+	 * Zero-copy reassembly (transport.c): frames kept whole in their
+	 * message instead of copied; messages that had to be copied into a
+	 * buffer after all (a fragment out of order, a frame that cannot be
+	 * kept, or no room), and those that were copied from the start.
+	 */
+	atomic_long_t rx_zcopy;
+	atomic_long_t rx_zcopy_undone;
+	atomic_long_t rx_copied_msgs;
+	/*
 	 * Super-frames (offload.c): built on transmit and the frames in
 	 * them; split by gso_segment in software and the frames that gave;
 	 * received whole and split, received flattened into one buffer and
@@ -230,6 +239,19 @@ struct bsp_skb_cb {
 	bool remote;		/* received over a rail (charged at arrival) */
 	u32 dst_node;		/* sent over the rails: destination node */
 	u32 seq;		/* sent over the rails: message number */
+	/*
+	 * While a message is reassembled from the received frames
+	 * themselves (transport.c, rx_zcopy): its frames by fragment number,
+	 * their number, the payload bytes of each but the last, the receive
+	 * memory reserved for it (0: the message is a buffer the frames'
+	 * payload is copied into) and how much of that the frames kept so
+	 * far and the array take.
+	 */
+	struct sk_buff **rx_frames;
+	u32 rx_nfrags;
+	u32 rx_unit;
+	u32 rx_resv;
+	u32 rx_used;
 };
 
 static inline struct bsp_skb_cb *bsp_cb(struct sk_buff *skb)
@@ -255,6 +277,7 @@ struct sk_buff *bsp_msg_alloc(struct sock *sk, size_t len, bool noblock,
 struct sk_buff *bsp_msg_alloc_rx(size_t len, gfp_t gfp);
 size_t bsp_msg_rx_truesize(size_t len);
 void bsp_msg_charge_r(struct sk_buff *skb, struct sock *sk);
+void bsp_rmem_note_peak(struct bsp_net *bn);
 void bsp_msg_charge_r_reserved(struct sk_buff *skb, struct sock *sk,
 			       size_t reserved);
 void bsp_msg_transfer_to(struct sk_buff *skb, struct sock *dst);

@@ -129,6 +129,17 @@ static void bsp_msg_rfree(struct sk_buff *skb)
 	sock_rfree(skb);
 }
 
+/* The namespace's receive memory now counts towards its peak. */
+void bsp_rmem_note_peak(struct bsp_net *bn)
+{
+	long now = atomic_long_read(&bn->rmem);
+	long peak = atomic_long_read(&bn->rmem_peak);
+
+	while (now > peak &&
+	       !atomic_long_try_cmpxchg(&bn->rmem_peak, &peak, now))
+		;
+}
+
 /*
  * Charge unowned message @skb (head and frag_list chunks) whole to @sk's
  * receive memory (sk_rmem_alloc) and to its namespace's (bsp_net.rmem,
@@ -143,19 +154,14 @@ void bsp_msg_charge_r_reserved(struct sk_buff *skb, struct sock *sk,
 	struct bsp_net *bn = bsp_pernet(sock_net(sk));
 	unsigned int truesize = 0;
 	struct sk_buff *frag;
-	long now, peak;
 
 	skb_walk_frags(skb, frag)
 		truesize += frag->truesize;
 	skb->truesize += truesize;
 	skb_set_owner_r(skb, sk);
 	skb->destructor = bsp_msg_rfree;
-	now = atomic_long_add_return((long)skb->truesize - (long)reserved,
-				     &bn->rmem);
-	peak = atomic_long_read(&bn->rmem_peak);
-	while (now > peak &&
-	       !atomic_long_try_cmpxchg(&bn->rmem_peak, &peak, now))
-		;
+	atomic_long_add((long)skb->truesize - (long)reserved, &bn->rmem);
+	bsp_rmem_note_peak(bn);
 }
 
 void bsp_msg_charge_r(struct sk_buff *skb, struct sock *sk)

@@ -268,6 +268,13 @@ struct sk_buff *bsp_gso_rx_split(struct bsp_net *bn, struct sk_buff *skb)
 	consume_skb(skb);	/* the reference skb_segment_list took */
 	for (seg = segs; seg; seg = seg->next) {
 		__skb_pull(seg, hlen);
+		/*
+		 * The head kept the members' truesize (bsp_gso_add; 6.1's
+		 * skb_segment_list does not give it back): a frame kept in
+		 * its message is charged its own only.
+		 */
+		if (seg != segs && seg->truesize < segs->truesize)
+			segs->truesize -= seg->truesize;
 		n++;
 	}
 	atomic_long_inc(&bn->rx_gso);

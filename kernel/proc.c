@@ -132,6 +132,11 @@ static int bsp_stats_show(struct seq_file *seq, void *v)
 		   atomic_long_read(&bn->rx_linearized));
 	seq_printf(seq, "rx_csum_vouched %ld\n",
 		   atomic_long_read(&bn->rx_csum_vouched));
+	seq_printf(seq, "rx_zcopy %ld\n", atomic_long_read(&bn->rx_zcopy));
+	seq_printf(seq, "rx_zcopy_undone %ld\n",
+		   atomic_long_read(&bn->rx_zcopy_undone));
+	seq_printf(seq, "rx_copied_msgs %ld\n",
+		   atomic_long_read(&bn->rx_copied_msgs));
 	seq_printf(seq, "tx_gso %ld\n", atomic_long_read(&bn->tx_gso));
 	seq_printf(seq, "tx_gso_segs %ld\n", atomic_long_read(&bn->tx_gso_segs));
 	seq_printf(seq, "tx_gso_sw %ld\n", atomic_long_read(&bn->tx_gso_sw));

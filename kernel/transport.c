@@ -349,22 +349,86 @@ again:
 	__skb_queue_tail(&tp->txq, skb);
 }
 
-/* tp->lock held: slot @idx gives up its buffer (delivered or freed). */
+static bool bsp_rx_zcopy = true;
+module_param_named(rx_zcopy, bsp_rx_zcopy, bool, 0644);
+MODULE_PARM_DESC(rx_zcopy,
+		 "keep received DATA frames in their message, payload not copied (default on)");
+
+/*
+ * Zero-copy reassembly. A message whose frames carry their payload in
+ * pages the engine need not read (no MAC, checksum vouched for or absent:
+ * BSPE_RX_HDR_ONLY) is kept as its frames: each is trimmed to its payload
+ * and held by fragment number, in any order (rails interleave); once the
+ * message is complete they hang, in order, on the frag_list of an empty
+ * head skb, which recvmsg copies from as from any message. The payload is
+ * then copied once, to user space, as TCP's is.
+ *
+ * Its receive memory is reserved whole at the first fragment that
+ * arrives, as for a buffer: what its frames take if the others are like
+ * that one (their number times its truesize) and the array, at least what
+ * a buffer takes (bsp_msg_rx_truesize), never more than twice that; it is
+ * charged to the socket (sk_rmem_alloc) from then on. A message whose
+ * frame takes more than 5/4 of its bytes (1500-byte frames do, 9000-byte
+ * ones do not), whose frames are fatter than that reservation, or whose
+ * first fragment to arrive is its last, is copied from the start
+ * (rx_copied_msgs), as it is when the namespace is more than half full.
+ *
+ * A fragment that cannot be kept (payload given linear, a frame with a
+ * frag_list of its own, more truesize than was reserved) turns the
+ * message into a buffer: what its frames held is copied into it once and
+ * they are freed (rx_zcopy_undone); the reservation covers the buffer.
+ * Delivery, or any freeing, settles the reservation: the frames are
+ * chained and the message is charged what it holds, never more than was
+ * reserved, like any other (bsp_reasm_settle).
+ */
+static void bsp_reasm_settle(struct bsp_transport *tp, struct sk_buff *skb)
+{
+	struct bsp_skb_cb *cb = bsp_cb(skb);
+	u32 resv = cb->rx_resv, i, n;
+	struct sk_buff **pos;
+
+	if (!resv)
+		return;
+	n = cb->rx_nfrags;
+	pos = &skb_shinfo(skb)->frag_list;
+	for (i = 0; i < n; i++) {
+		struct sk_buff *frame = cb->rx_frames[i];
+
+		if (!frame)	/* a partial message, to be freed */
+			continue;
+		frame->next = NULL;
+		*pos = frame;
+		pos = &frame->next;
+	}
+	kfree(cb->rx_frames);
+	cb->rx_frames = NULL;
+	cb->rx_resv = 0;
+	atomic_sub(resv, &tp->bs->sk.sk_rmem_alloc);
+	bsp_msg_charge_r_reserved(skb, &tp->bs->sk, resv);
+}
+
+/*
+ * tp->lock held: slot @idx gives up its buffer (delivered or freed), a
+ * message charged to the socket like any other.
+ */
 static struct sk_buff *bsp_slot_take(struct bsp_transport *tp, u32 idx)
 {
 	struct sk_buff *skb = tp->slots[idx];
 
 	tp->slots[idx] = NULL;
-	if (skb)
+	if (skb) {
 		tp->rx_held--;
+		bsp_reasm_settle(tp, skb);
+	}
 	if (tp->over_idx == (s32)idx)
 		tp->over_idx = -1;
 	return skb;
 }
 
 /*
- * tp->lock held. May the first fragment of a message of @len bytes
- * (slot @idx) be taken? Its whole buffer is charged to the socket now,
+ * tp->lock held. May the first fragment of a message needing @est bytes
+ * of receive memory (slot @idx) be taken? Its whole buffer (or the
+ * frames it is kept as) is charged to the socket now,
  * so what a sender (or a forger) makes this socket hold is bounded:
  *
  *   - never beyond the namespace's net.bsp.mem (refused, counted
@@ -380,17 +444,17 @@ static struct sk_buff *bsp_slot_take(struct bsp_transport *tp, u32 idx)
  *     without it, partial or out-of-order messages holding the budget
  *     could wait for each other for ever), and only one at a time.
  *
- * So the socket holds at most SO_RCVBUF + 2 * bsp_msg_rx_truesize(
- * BSP_MSG_MAX). A refused fragment stays unacknowledged (-ENOBUFS, the
+ * So the socket holds at most SO_RCVBUF + 2 * 2 * bsp_msg_rx_truesize(
+ * BSP_MSG_MAX) (a message kept as frames reserves up to twice what a
+ * buffer takes: bsp_reasm_zc_resv). A refused fragment stays unacknowledged (-ENOBUFS, the
  * engine counts BSPE_DROP_NOBUFS): its sender keeps the message and
  * resends when prodded after recvmsg makes room (bsp_transport_rx_room).
  */
-static int bsp_rx_admit(struct bsp_transport *tp, u32 len, bool next,
+static int bsp_rx_admit(struct bsp_transport *tp, long est, bool next,
 			bool in_order, u32 idx, size_t *reserved)
 {
 	struct sock *sk = &tp->bs->sk;
 	struct bsp_net *bn = tp->bn;
-	long est = bsp_msg_rx_truesize(len);
 	long limit = READ_ONCE(bn->mem_pages) << PAGE_SHIFT;
 	/*
 	 * Reserve first, then check: sockets of the namespace admit on
@@ -420,19 +484,19 @@ static int bsp_rx_admit(struct bsp_transport *tp, u32 len, bool next,
 }
 
 /*
- * The payload of frame @frame (bytes [BSPE_HDR_LEN, BSPE_HDR_LEN + @len),
- * wherever its pages are) is copied once, to offset @off of message @msg.
+ * Bytes [@from, @from + @len) of @src, wherever its pages are, are copied
+ * to offset @off of message @msg.
  */
-static int bsp_copy_payload(struct sk_buff *msg, u32 off,
-			    struct sk_buff *frame, u32 len)
+static int bsp_copy_bytes(struct sk_buff *msg, u32 off, struct sk_buff *src,
+			  u32 from, u32 len)
 {
 	struct skb_seq_state st;
 	const u8 *data;
 	u32 done = 0, n;
 
-	if (!frame || BSPE_HDR_LEN + len > frame->len)
+	if (!src || from + len > src->len)
 		return -EINVAL;
-	skb_prepare_seq_read(frame, BSPE_HDR_LEN, BSPE_HDR_LEN + len, &st);
+	skb_prepare_seq_read(src, from, from + len, &st);
 	while ((n = skb_seq_read(done, &data, &st)) != 0) {
 		if (skb_store_bits(msg, off + done, data, n)) {
 			skb_abort_seq_read(&st);
@@ -443,12 +507,148 @@ static int bsp_copy_payload(struct sk_buff *msg, u32 off,
 	return done == len ? 0 : -EINVAL;
 }
 
+/*
+ * tp->lock held. The receive memory to reserve for the message that
+ * fragment @f (in frame tp->rx_skb), the first of it to arrive, opens, if
+ * it is to be kept as its frames; 0 if it is to be copied into a buffer.
+ * *@unit: the payload bytes of each of its fragments but the last.
+ */
+static long bsp_reasm_zc_resv(struct bsp_transport *tp,
+			      const struct bspe_rx_frag *f, u32 *unit)
+{
+	struct sk_buff *frame = tp->rx_skb;
+	long buf = bsp_msg_rx_truesize(f->msg_len), need;
+	struct bsp_net *bn = tp->bn;
+	u32 n;
+
+	/*
+	 * A frame is kept only if what it holds beyond its payload is at
+	 * most a quarter of it (9000-byte frames: about a tenth): keeping
+	 * 1500-byte frames would hold half as much again as their payload,
+	 * and each frame's sk_buff until the reader frees it, where copying
+	 * them lets their sk_buffs go back to the CPU's cache at once.
+	 */
+	if (!READ_ONCE(bsp_rx_zcopy) || f->data || !frame || !f->len ||
+	    skb_has_frag_list(frame) ||
+	    (u64)frame->truesize * 4 > (u64)(BSPE_HDR_LEN + f->len) * 5 ||
+	    (f->off && f->off + f->len >= f->msg_len) || f->off % f->len)
+		return 0;
+	n = DIV_ROUND_UP(f->msg_len, f->len);
+	need = (long)n * (frame->truesize + sizeof(frame)) + SKB_TRUESIZE(0);
+	if (need > 2 * buf ||
+	    atomic_long_read(&bn->rmem) + max(need, buf) >
+	    (long)(READ_ONCE(bn->mem_pages) << PAGE_SHIFT) / 2)
+		return 0;
+	*unit = f->len;
+	return max(need, buf);
+}
+
+/*
+ * tp->lock held: an empty message of @len bytes in fragments of @unit
+ * bytes to keep frames in, @resv reserved.
+ */
+static struct sk_buff *bsp_reasm_zc_start(struct bsp_transport *tp, u32 len,
+					  u32 unit, u32 resv)
+{
+	u32 n = DIV_ROUND_UP(len, unit);
+	struct sk_buff *skb = alloc_skb(0, GFP_ATOMIC | __GFP_NOWARN);
+	struct sk_buff **frames;
+
+	if (!skb)
+		return NULL;
+	frames = kcalloc(n, sizeof(*frames), GFP_ATOMIC | __GFP_NOWARN);
+	if (!frames) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	memset(skb->cb, 0, sizeof(skb->cb));
+	bsp_cb(skb)->rx_frames = frames;
+	bsp_cb(skb)->rx_nfrags = n;
+	bsp_cb(skb)->rx_unit = unit;
+	bsp_cb(skb)->rx_resv = resv;
+	bsp_cb(skb)->rx_used = skb->truesize + n * sizeof(*frames);
+	atomic_add(resv, &tp->bs->sk.sk_rmem_alloc);
+	return skb;
+}
+
+/*
+ * tp->lock held. Keep frame tp->rx_skb, which brings fragment @f, in
+ * message @msg (kept as frames)? Only a frame without a frag_list of its
+ * own, within the reservation; the frame is then the message's (tp->rx_skb
+ * cleared: not the caller's to free).
+ */
+static bool bsp_reasm_keep(struct bsp_transport *tp, struct sk_buff *msg,
+			   const struct bspe_rx_frag *f)
+{
+	struct bsp_skb_cb *cb = bsp_cb(msg);
+	struct sk_buff *frame = tp->rx_skb;
+	u32 i = f->off / cb->rx_unit;
+
+	if (f->data || !frame || f->off % cb->rx_unit ||
+	    i >= cb->rx_nfrags || cb->rx_frames[i] ||
+	    skb_has_frag_list(frame) ||
+	    cb->rx_used + frame->truesize > cb->rx_resv ||
+	    BSPE_HDR_LEN + f->len > frame->len ||
+	    pskb_trim(frame, BSPE_HDR_LEN + f->len))
+		return false;
+	__skb_pull(frame, BSPE_HDR_LEN);
+	skb_orphan(frame);
+	skb_dst_drop(frame);
+	nf_reset_ct(frame);
+	frame->next = NULL;
+	cb->rx_frames[i] = frame;
+	cb->rx_used += frame->truesize;
+	msg->len += f->len;
+	msg->data_len += f->len;
+	tp->rx_skb = NULL;
+	atomic_long_inc(&tp->bn->rx_zcopy);
+	return true;
+}
+
+/*
+ * tp->lock held: message @idx of @len bytes, kept as frames so far,
+ * becomes a buffer that the bytes its frames held are copied into; the
+ * frames are freed, and the reservation (at least what the buffer takes)
+ * pays for the buffer.
+ */
+static int bsp_reasm_unzip(struct bsp_transport *tp, u32 idx, u32 len)
+{
+	struct sk_buff *z = tp->slots[idx], *buf;
+	struct bsp_skb_cb *cb = bsp_cb(z);
+	u32 resv = cb->rx_resv, i, n = cb->rx_nfrags;
+
+	buf = bsp_msg_alloc_rx(len, GFP_ATOMIC | __GFP_NOWARN);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct sk_buff *frame = cb->rx_frames[i];
+
+		if (frame && bsp_copy_bytes(buf, i * cb->rx_unit, frame, 0,
+					    frame->len)) {
+			kfree_skb(buf);
+			return -EINVAL;
+		}
+	}
+	bsp_cb(buf)->epoch = cb->epoch;
+	atomic_sub(resv, &tp->bs->sk.sk_rmem_alloc);
+	bsp_msg_charge_r_reserved(buf, &tp->bs->sk, resv);
+	tp->slots[idx] = buf;
+	for (i = 0; i < n; i++)
+		kfree_skb(cb->rx_frames[i]);
+	kfree(cb->rx_frames);
+	kfree_skb(z);	/* unowned, uncharged */
+	atomic_long_inc(&tp->bn->rx_zcopy_undone);
+	return 0;
+}
+
 static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 {
 	struct bsp_transport *tp = ctx;
 	u32 idx = f->chan * tp->msg_wnd + f->slot, prev;
 	struct sk_buff *skb;
 	size_t reserved;
+	u32 unit = 0;
+	long resv;
 	int err;
 
 	if (f->chan < 0 || f->chan >= tp->max_chans || f->slot >= tp->msg_wnd)
@@ -459,18 +659,29 @@ static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 		kfree_skb(bsp_slot_take(tp, idx));
 		prev = f->chan * tp->msg_wnd +
 		       (f->slot + tp->msg_wnd - 1) % tp->msg_wnd;
-		err = bsp_rx_admit(tp, f->msg_len, f->next,
-				   f->next || tp->slots[prev], idx, &reserved);
+		resv = bsp_reasm_zc_resv(tp, f, &unit);
+		err = bsp_rx_admit(tp, resv ?: bsp_msg_rx_truesize(f->msg_len),
+				   f->next, f->next || tp->slots[prev], idx,
+				   &reserved);
 		if (err)
 			return err;
-		skb = bsp_msg_alloc_rx(f->msg_len, GFP_ATOMIC | __GFP_NOWARN);
+		if (resv)
+			skb = bsp_reasm_zc_start(tp, f->msg_len, unit,
+						 reserved);
+		else
+			skb = bsp_msg_alloc_rx(f->msg_len,
+					       GFP_ATOMIC | __GFP_NOWARN);
 		if (!skb) {
 			atomic_long_sub(reserved, &tp->bn->rmem);
 			if (tp->over_idx == (s32)idx)
 				tp->over_idx = -1;
 			return -ENOMEM;
 		}
-		bsp_msg_charge_r_reserved(skb, &tp->bs->sk, reserved);
+		if (!resv) {
+			bsp_msg_charge_r_reserved(skb, &tp->bs->sk, reserved);
+			atomic_long_inc(&tp->bn->rx_copied_msgs);
+		}
+		bsp_rmem_note_peak(tp->bn);
 		tp->slots[idx] = skb;
 		tp->rx_held++;
 		bsp_cb(skb)->epoch = tp->rx_epoch;
@@ -482,9 +693,17 @@ static int bsp_cb_rx_data(void *ctx, const struct bspe_rx_frag *f)
 		return -ENOMEM;
 	if (!f->len)
 		return 0;
+	if (bsp_cb(skb)->rx_resv) {
+		if (bsp_reasm_keep(tp, skb, f))
+			return 0;
+		err = bsp_reasm_unzip(tp, idx, f->msg_len);
+		if (err)
+			return err;
+		skb = tp->slots[idx];
+	}
 	if (f->data)
 		return skb_store_bits(skb, f->off, f->data, f->len) ? -EINVAL : 0;
-	return bsp_copy_payload(skb, f->off, tp->rx_skb, f->len);
+	return bsp_copy_bytes(skb, f->off, tp->rx_skb, BSPE_HDR_LEN, f->len);
 }
 
 static void bsp_cb_rx_abort(void *ctx, int chan, u32 slot)
@@ -1097,10 +1316,8 @@ void bsp_transport_close(struct bsp_sock *bs)
 		bspe_fini(tp->ep);
 		tp->ep = NULL;
 	}
-	for (i = 0; i < (u32)tp->max_chans * tp->msg_wnd; i++) {
-		kfree_skb(tp->slots[i]);
-		tp->slots[i] = NULL;
-	}
+	for (i = 0; i < (u32)tp->max_chans * tp->msg_wnd; i++)
+		kfree_skb(bsp_slot_take(tp, i));
 	tp->rx_held = 0;
 	tp->over_idx = -1;
 	spare = tp->spare;
@@ -1487,13 +1704,17 @@ void bsp_transport_proto_stats(struct bsp_sock *bs,
  * passed a frame of this host on) was never summed; its checksum is what
  * the sending device would have filled in, so it is vouched for, as TCP
  * does. Without a MAC to check, the engine then needs only the header and
- * the payload is copied once, from the frame's pages (bsp_copy_payload);
- * otherwise the frame is made linear first and checked whole.
+ * the frame is kept in its message, its payload not copied
+ * (bsp_reasm_keep), or the payload is copied once, from the frame's pages;
+ * otherwise the frame is made linear first and checked whole. *@kept:
+ * the frame is the message's now, not the caller's to free.
  */
 static int bsp_engine_rx(struct bsp_transport *tp, u8 rail,
-			 struct sk_buff *skb)
+			 struct sk_buff *skb, bool *kept)
 {
 	u16 flags = ntohs(((const struct bspe_hdr *)skb->data)->flags);
+	u8 hdr[BSPE_HDR_LEN];
+	const void *pkt;
 	u32 rx_flags = 0;
 	int err;
 
@@ -1511,9 +1732,19 @@ static int bsp_engine_rx(struct bsp_transport *tp, u8 rail,
 			return -ENOMEM;
 		atomic_long_inc(&tp->bn->rx_linearized);
 	}
+	/*
+	 * Header only: the engine reads a copy, as the frame may become the
+	 * message's (bsp_reasm_keep) and be delivered, read and freed by
+	 * the time the engine is done with the header.
+	 */
+	pkt = skb->data;
+	if (rx_flags & BSPE_RX_HDR_ONLY) {
+		memcpy(hdr, skb->data, BSPE_HDR_LEN);
+		pkt = hdr;
+	}
 	tp->rx_skb = skb;
-	err = bspe_rx_ext(tp->ep, rail, skb->data, skb->len, rx_flags,
-			  bsp_now());
+	err = bspe_rx_ext(tp->ep, rail, pkt, skb->len, rx_flags, bsp_now());
+	*kept = !tp->rx_skb;
 	tp->rx_skb = NULL;
 	return err;
 }
@@ -1522,8 +1753,8 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 {
 	const struct bspe_hdr *h;
 	struct bsp_transport *tp;
+	bool known, kept = false;
 	struct sock *sk;
-	bool known;
 	int err;
 	u32 src;
 
@@ -1569,7 +1800,7 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	if (tp->ep) {
 		/* the engine opens a channel only for a valid frame */
 		tp->rx_epoch = ntohl(h->epoch);
-		err = bsp_engine_rx(tp, rail, skb);
+		err = bsp_engine_rx(tp, rail, skb, &kept);
 	} else {
 		err = -ENOENT;
 	}
@@ -1579,6 +1810,8 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 	else	/* a valid frame of the peer proves the rail works */
 		bsp_peer_touch(bn, src, rail);
 	sock_put(sk);
+	if (kept)
+		return;
 out:
 	bsp_frame_consume(skb);
 }

@@ -15,6 +15,12 @@
 #
 # BSPVM_BENCH_MIB (default 32) is the volume of each AF_BSP measurement;
 # BSPVM_BENCH_MODARGS adds module parameters (e.g. tx_gso=0: no super-frames);
+# BSPVM_BENCH_PARAM=NAME (a boolean module parameter writable at run time,
+# e.g. rx_zcopy, tx_gso, tx_cache) measures every AF_BSP row with NAME=0 and
+# NAME=1 side by side in the same boot, BSPVM_BENCH_ROUNDS (default 3) times
+# each, in the order 0 1 1 0 0 1 ... (so that neither setting always runs
+# first), and prints the medians and their ratio instead of one figure;
+# timeouts and retransmissions are summed over the runs of each setting.
 # BSPVM_BENCH_PROFILE=1 adds, for 1 MiB messages on one 9000-byte rail, the
 # kernel symbols that took the most samples (perf, software cpu-clock
 # event: TCG has no PMU), with the same profile of iperf3 beside it.
@@ -85,12 +91,55 @@ profile()
 	rm -f /tmp/bench.perf
 }
 
-declare -A M TO RX BD TCP
+# median VALUES... -> their median
+median()
+{
+	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# afbsp_ab SIZE KEY: BSPVM_BENCH_ROUNDS runs with PARAM=0 and =1 each, into
+# M0/M1 (medians), TO0/TO1 and RX0/RX1 (sums) at KEY
+afbsp_ab()
+{
+	local size=$1 k=$2 r v m to rx
+	local -a m0=() m1=()
+
+	TO0[$k]=0 TO1[$k]=0 RX0[$k]=0 RX1[$k]=0
+	for ((r = 0; r < ${BSPVM_BENCH_ROUNDS:-3}; r++)); do
+		for v in $((r & 1)) $((1 - (r & 1))); do
+			echo "$v" >"$PARAM_FILE"
+			read -r m to rx _ <<<"$(afbsp "$size")"
+			[ -n "$m" ] || fail "no figure for $k with $PARAM=$v"
+			log "$k $PARAM=$v: $m Mbit/s"
+			if [ "$v" = 0 ]; then
+				m0+=("$m") TO0[$k]=$((TO0[$k] + to)) RX0[$k]=$((RX0[$k] + rx))
+			else
+				m1+=("$m") TO1[$k]=$((TO1[$k] + to)) RX1[$k]=$((RX1[$k] + rx))
+			fi
+		done
+	done
+	echo "$PARAM_DEFAULT" >"$PARAM_FILE"
+	M0[$k]=$(median "${m0[@]}")
+	M1[$k]=$(median "${m1[@]}")
+}
+
+PARAM=${BSPVM_BENCH_PARAM:-}
+if [ -n "$PARAM" ]; then
+	PARAM_FILE=/sys/module/af_bsp/parameters/$PARAM
+	[ -w "$PARAM_FILE" ] || fail "BSPVM_BENCH_PARAM: no writable module parameter $PARAM"
+	PARAM_DEFAULT=$(cat "$PARAM_FILE")
+fi
+
+declare -A M TO RX BD TCP M0 M1 TO0 TO1 RX0 RX1
 for mtu in 1500 9000; do
 	for rails in 1 2; do
 		bsp_nodes 2 "$rails" "$mtu"
 		bsp_wait_peers 1
 		for size in 65536 1048576; do
+			if [ -n "$PARAM" ]; then
+				afbsp_ab "$size" "$mtu,$rails,$size"
+				continue
+			fi
 			read -r M[$mtu,$rails,$size] TO[$mtu,$rails,$size] \
 				RX[$mtu,$rails,$size] BD[$mtu,$rails,$size] <<<"$(afbsp "$size")"
 			[ -n "${M[$mtu,$rails,$size]}" ] || fail "no figure for mtu $mtu, $rails rails, $size"
@@ -108,6 +157,29 @@ ratio()
 {
 	python3 -c "print('%.2f' % ($1 / $2 if $2 else 0))"
 }
+
+if [ -n "$PARAM" ]; then
+	echo
+	echo "Unshaped veth/bridge rails, 2 nodes, $((VOLUME >> 20)) MiB per AF_BSP figure; Mbit/s at the receiver,"
+	echo "median of ${BSPVM_BENCH_ROUNDS:-3} runs with $PARAM=0 and =1 each (timeouts, retransmissions: all runs)"
+	printf '%-6s %-12s %6s %16s %16s %7s %9s %9s\n' MTU what rails "$PARAM=0 (/TCP)" \
+		"$PARAM=1 (/TCP)" "1 / 0" timeouts retx
+	for mtu in 1500 9000; do
+		printf '%-6s %-12s %6s %16s\n' "$mtu" TCP 1 "${TCP[$mtu]}"
+		for size in 65536 1048576; do
+			for rails in 1 2; do
+				k=$mtu,$rails,$size
+				printf '%-6s %-12s %6s %16s %16s %7s %9s %9s\n' "$mtu" \
+					"AF_BSP $((size >> 10))k" "$rails" \
+					"${M0[$k]} ($(ratio "${M0[$k]}" "${TCP[$mtu]}"))" \
+					"${M1[$k]} ($(ratio "${M1[$k]}" "${TCP[$mtu]}"))" \
+					"$(ratio "${M1[$k]}" "${M0[$k]}")" "${TO0[$k]}/${TO1[$k]}" \
+					"${RX0[$k]}/${RX1[$k]}"
+			done
+		done
+	done
+	exit 0
+fi
 
 echo
 echo "Unshaped veth/bridge rails, 2 nodes, $((VOLUME >> 20)) MiB per AF_BSP figure; Mbit/s at the receiver"

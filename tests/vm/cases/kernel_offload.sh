@@ -1,19 +1,25 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# bspvm-timeout: 300
+# bspvm-timeout: 480
 # The data path without per-frame copies or per-frame transmits
 # (Documentation/kernel-design.rst, "Data path"): DATA frames reference the
 # message's pages and leave their checksum to the device (CHECKSUM_PARTIAL);
 # consecutive frames for one peer and rail leave as one GSO super-frame
 # (frames chained on a frag_list, kernel/offload.c); a frame that never left
-# the host is vouched for and its payload copied once from its pages. Every
+# the host is vouched for, and a received 9000-byte frame is kept in its
+# message (zero-copy reassembly, rx_zcopy) or its payload copied once from its
+# pages. Every
 # size from 0 B to BSP_MSG_MAX both directions, then 24 messages of up to
 # 150000 bytes from n0 to n1, checked byte for byte and exactly once
 # (bsp_xfer), on 2 nodes x 1 rail at MTU 9000:
 #   1. default veth features: no frame copied on transmit or linearised on
 #      receive, every payload-carrying frame paged, checksums vouched for;
 #      super-frames cross veth and bridge whole: each node splits exactly
-#      the super-frames and frames the other built, none in software;
+#      the super-frames and frames the other built, none in software; frames
+#      kept in their messages, none of them copied after all;
+#   1b. the same with loss and reordering on n0's rail (netem): frames kept
+#      whatever order they come in, the messages intact; then with
+#      rx_zcopy=0: none kept;
 #   2. n0's rail without tx-gso-list: n0's super-frames are split in
 #      software by the EtherType's gso_segment, exactly all of them, and n1
 #      receives single frames only (n1's own super-frames still arrive
@@ -21,13 +27,14 @@
 #   3. n0's rail without checksum offload and scatter-gather: no
 #      super-frames from n0; the stack sums and linearises n0's frames in
 #      software (skb_checksum_help), n1's engine checks every checksum of
-#      them: none refused, none vouched;
+#      them: none refused, none vouched, none kept (the payload is copied);
 #   4. n0's rail without checksum offload only: n0's super-frames are split
 #      in software and gso_segment sums every frame; they arrive paged but
 #      summed, so n1 makes them linear and checks them;
 #   5. n0 back to defaults, n1's bridge port without scatter-gather: the
 #      port makes each super-frame linear (frag_list pulled into one
-#      buffer), and n1 cuts every one of them into its frames again.
+#      buffer), and n1 cuts every one of them into its frames again; their
+#      frames, clones of one buffer, are copied, not kept.
 # No malformed super-frame anywhere.
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
@@ -47,7 +54,8 @@ st()
 }
 
 KEYS="tx_paged tx_copied rx_paged rx_linearized rx_csum_vouched tx_gso tx_gso_segs
-tx_gso_sw tx_gso_sw_segs rx_gso rx_gso_segs rx_gso_flat rx_gso_bad"
+tx_gso_sw tx_gso_sw_segs rx_gso rx_gso_segs rx_gso_flat rx_gso_bad rx_zcopy
+rx_zcopy_undone rx_copied_msgs"
 declare -A BEFORE
 snapshot()
 {
@@ -94,7 +102,9 @@ transfer()
 	for n in 0 1; do
 		log "$what: n$n tx_paged +$(delta $n tx_paged) tx_copied +$(delta $n tx_copied)" \
 			"rx_paged +$(delta $n rx_paged) rx_linearized +$(delta $n rx_linearized)" \
-			"rx_csum_vouched +$(delta $n rx_csum_vouched)"
+			"rx_csum_vouched +$(delta $n rx_csum_vouched)" \
+			"rx_zcopy +$(delta $n rx_zcopy) rx_zcopy_undone +$(delta $n rx_zcopy_undone)" \
+			"rx_copied_msgs +$(delta $n rx_copied_msgs)"
 	done
 	log "$what: messages intact"
 	for n in 0 1; do
@@ -141,6 +151,26 @@ for n in 0 1; do
 done
 gso_arrived 0 1 rx_gso
 gso_arrived 1 0 rx_gso
+for n in 0 1; do
+	[ "$(delta $n rx_zcopy)" -gt 0 ] || fail "n$n: no frame kept in its message"
+	[ "$(delta $n rx_zcopy)" -lt "$(delta $n rx_paged)" ] ||
+		fail "n$n: frames of small messages kept (or paged frames not counted)"
+	expect_eq "$(delta $n rx_zcopy_undone)" 0 "n$n: messages copied after frames were kept"
+done
+
+ZC=/sys/module/af_bsp/parameters/rx_zcopy
+modprobe sch_netem || fail "modprobe sch_netem"
+ip netns exec n0 tc qdisc add dev eth0 root netem loss 3% delay 1ms reorder 30% ||
+	fail "tc netem on n0's rail"
+transfer "loss and reordering" n0 8 cycle:150000
+[ "$(delta 1 rx_zcopy)" -gt 0 ] || fail "n1: no frame kept under loss and reordering"
+expect_eq "$(delta 1 rx_zcopy_undone)" 0 "n1: messages copied after frames were kept"
+echo 0 >"$ZC"
+transfer "loss and reordering, rx_zcopy=0" n0 8 cycle:150000
+echo 1 >"$ZC"
+expect_eq "$(delta 1 rx_zcopy)" 0 "n1: frames kept with rx_zcopy=0"
+[ "$(delta 1 rx_copied_msgs)" -ge 8 ] || fail "n1: messages not copied with rx_zcopy=0"
+ip netns exec n0 tc qdisc del dev eth0 root || fail "tc qdisc del on n0's rail"
 
 ip netns exec n0 ethtool -K eth0 tx-gso-list off >/dev/null || fail "ethtool -K eth0 tx-gso-list off"
 transfer "n0 without tx-gso-list" n0 24 cycle:150000
@@ -157,6 +187,7 @@ ip netns exec n0 ethtool -K eth0 tx off sg off >/dev/null || fail "ethtool -K et
 transfer "n0 without checksum offload and scatter-gather" n0 24 cycle:150000
 expect_eq "$(delta 1 rx_paged) $(delta 1 rx_linearized) $(delta 1 rx_csum_vouched)" "0 0 0" \
 	"n1: frames of n0 paged, linearised, vouched for"
+expect_eq "$(delta 1 rx_zcopy)" 0 "n1: linear frames kept"
 [ "$(delta 0 tx_paged)" -gt 0 ] || fail "n0: the module stopped referencing pages"
 expect_eq "$(delta 0 tx_gso) $(delta 1 rx_gso_segs)" "0 0" \
 	"n0: super-frames built without scatter-gather, n1: frames of super-frames"
@@ -181,6 +212,7 @@ ethtool -K n1r0 tx-scatter-gather on >/dev/null || fail "ethtool -K n1r0 tx-scat
 expect_eq "$(delta 0 tx_gso_sw) $(delta 1 rx_gso)" "0 0" \
 	"n0: super-frames split in software, n1: received whole"
 gso_arrived 0 1 rx_gso_flat
+expect_eq "$(delta 1 rx_zcopy)" 0 "n1: frames cut from a flattened super-frame kept"
 
 expect_eq "$(st 0 drop_csum) $(st 1 drop_csum) $(st 0 tx_copied) $(st 1 tx_copied)" \
 	"0 0 0 0" "checksum drops and copied frames at the end"
