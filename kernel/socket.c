@@ -392,6 +392,34 @@ static int bsp_recv_error(struct sock *sk, struct msghdr *msg)
 	return 0;
 }
 
+/*
+ * Process context: free message @skb once read. Its frag_list (kept
+ * frames, or buffer chunks) goes back to this CPU's NAPI skb cache, as
+ * a received frame that is copied does in the softirq, for the next frames
+ * this CPU builds or receives.
+ */
+static void bsp_msg_free_read(struct sk_buff *skb)
+{
+	struct sk_buff *list, *next;
+
+	if (!skb_unref(skb))
+		return;
+	list = skb_shinfo(skb)->frag_list;
+	if (list && !skb_cloned(skb))
+		skb_shinfo(skb)->frag_list = NULL;
+	else
+		list = NULL;
+	consume_skb(skb);
+	if (!list)
+		return;
+	local_bh_disable();
+	skb_list_walk_safe(list, list, next) {
+		skb_mark_not_on_list(list);
+		napi_consume_skb(list, 1);
+	}
+	local_bh_enable();
+}
+
 static int bsp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		       int flags)
 {
@@ -439,7 +467,7 @@ static int bsp_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	}
 out:
 	/* a message that could not be copied is gone too (as for UDP) */
-	skb_free_datagram(sk, skb);
+	bsp_msg_free_read(skb);
 	if (!(flags & MSG_PEEK)) {
 		bsp_deliver_pending(sk);
 		bsp_transport_rx_room(bs);
