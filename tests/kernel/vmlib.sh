@@ -129,6 +129,42 @@ bsp_nodes()
 	done
 }
 
+# bsp_nodes_on NIC...: one node per NIC (n0 on the first, ...), the NIC moved
+# into the node's namespace as eth0, its one rail. The NICs meet outside the
+# guest (tests/kernel/bench_junk_wire.sh joins two virtio NICs through the
+# host); bsp_nodes_cleanup gives them back to the initial namespace.
+bsp_nodes_on()
+{
+	local i=0 nic
+
+	BSP_NODES=$#
+	BSP_RAILS=1
+	on_exit bsp_nodes_cleanup
+	for nic in "$@"; do
+		ip netns add "n$i" || fail "netns n$i"
+		ip -n "n$i" link set lo up
+		ip netns exec "n$i" sysctl -qw net.bsp.node_id=$((i + 1)) ||
+			fail "net.bsp.node_id in n$i"
+		ip -n "n$i" link add bsp0 type bsp || fail "ip link add bsp0 type bsp in n$i"
+		ip link set "$nic" netns "n$i" name eth0 || fail "move $nic into n$i"
+		ip -n "n$i" link set eth0 master bsp0 || fail "enslave $nic in n$i"
+		ip -n "n$i" link set eth0 up
+		ip -n "n$i" link set bsp0 up
+		i=$((i + 1))
+	done
+}
+
+# nic_by_mac MAC: the name of the device with that address (empty if none)
+nic_by_mac()
+{
+	local d
+
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address" 2>/dev/null)" = "$1" ] && { basename "$d"; return 0; }
+	done
+	return 1
+}
+
 # bsp_rails_netem NETEM-ARGS...: the same netem qdisc (tc-netem(8) arguments,
 # e.g. "loss 5% duplicate 1%") as the root qdisc of every rail port that
 # bsp_nodes made (host side, so it applies to what each node sends), replacing

@@ -208,10 +208,23 @@ fi
 # ------------------------------------------------ run 4: a clean run passes
 out=$OUTDIR/run4.out
 echo "selftest: run 4 (clean run)"
-"$RUNVM" "$CASES/pass.sh" "$CASES/skip.sh" >"$out" 2>&1
+# with a host helper: it shares the run directory and dies with the run
+BSPVM_HOST_HELPER='touch "$BSPVM_RUNDIR/helper.ready"; exec sleep 4242' \
+	"$RUNVM" "$CASES/pass.sh" "$CASES/skip.sh" "$CASES/host_helper.sh" >"$out" 2>&1
 rc=$?
 check_rc "clean run exits 0" $rc zero
-check "clean run summary" "$out" '^1 passed, 0 failed, 1 skipped$'
+check "clean run summary" "$out" '^2 passed, 0 failed, 1 skipped$'
+rundir=$(sed -n 's/^run-vm: results in //p' "$out")
+if [ -n "$rundir" ] && [ "$(cat "$rundir/helper.seen" 2>/dev/null)" = from-guest ]; then
+	ok "host helper and guest share the run directory"
+else
+	not_ok "host helper and guest share the run directory"
+fi
+if pgrep -x -f "sleep 4242" >/dev/null; then
+	not_ok "host helper killed at the end of the run"
+else
+	ok "host helper killed at the end of the run"
+fi
 
 echo "selftest: outputs in $OUTDIR"
 echo "$passed passed, $failed failed"

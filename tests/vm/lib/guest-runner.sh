@@ -187,6 +187,7 @@ while IFS=$'\t' read -r name path <&3; do
 			BSPVM_KERNEL="${BSPVM_KERNEL:-stock}" \
 			BSPVM_AF_BSP_KO="${BSPVM_AF_BSP_KO:-$BSPVM_REPO/kernel/af_bsp.ko}" \
 			BSPVM_CASE="$name" BSPVM_SCRATCH="$scratch" \
+			BSPVM_RUNDIR="$RUNDIR" \
 			BSPVM_VERBOSE="$BSPVM_VERBOSE" TMPDIR="$scratch" \
 			timeout -k 10 "$ct" bash "$path"
 	) </dev/null >"$RUNDIR/$name.log" 2>&1 &
