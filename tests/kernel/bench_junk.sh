@@ -24,7 +24,9 @@
 # (bsp_junk --udp): the guest's receive path, not an emulated flooder beside
 # it, sets the rate absorbed, and the pre-filter runs in the virtio driver
 # before an skb exists. The flood runs while BSPVM_RUNDIR/junk.on exists; the
-# host writes what it sent to junk.on.done.
+# host writes what it sent to junk.on.done. A row more: the guest's busy CPU
+# time during the flood per junk frame dropped (the emulated flooder of the
+# other mode would be counted in it).
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
@@ -100,12 +102,16 @@ wire_off()
 	fail "the host flooder did not answer (is bsp_junk --udp running? $BSPVM_RUNDIR/host-helper.log)"
 }
 
-# flood MODE -> "sent_pps absorbed_pps"
+# the guest's busy CPU time so far, in USER_HZ ticks (all CPUs; /proc/stat)
+busy_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
+
+# flood MODE -> "sent_pps absorbed_pps cpu_us_per_absorbed_frame"
 flood()
 {
-	local d0 d1 out t0 t1
+	local d0 d1 out t0 t1 c0 c1
 
 	d0=$(drops "$1")
+	c0=$(busy_ticks)
 	t0=$(date +%s.%N)
 	if [ "$WIRE" = 1 ]; then
 		wire_on
@@ -116,8 +122,11 @@ flood()
 	fi
 	sleep 1 # what was queued is processed
 	t1=$(date +%s.%N)
+	c1=$(busy_ticks)
 	d1=$(drops "$1")
-	echo "$(grep -o 'pps=[0-9]*' <<<"$out" | cut -d= -f2) $(echo "($d1 - $d0) / ($t1 - $t0 - 1)" | bc -l)"
+	echo "$(grep -o 'pps=[0-9]*' <<<"$out" | cut -d= -f2)" \
+		"$(echo "($d1 - $d0) / ($t1 - $t0 - 1)" | bc -l)" \
+		"$(echo "($c1 - $c0) * 1000000 / $(getconf CLK_TCK) / ($d1 - $d0 + 1)" | bc -l)"
 }
 
 # goodput [flood] -> Mbit/s of MIB MiB from n0 to n1 at the receiver
@@ -157,7 +166,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		if [ "$mode" = xdp ]; then
 			nsenter --net=/run/netns/n1 "$XDP" attach eth0 >/dev/null || fail "attach"
 		fi
-		read -r sent absorbed <<<"$(flood "$mode")"
+		read -r sent absorbed cpu <<<"$(flood "$mode")"
 		# the flood under which goodput is measured: what a node without
 		# the filter absorbs (its first round), unless given
 		if [ -z "$FLOOD_PPS" ]; then
@@ -166,9 +175,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		fi
 		g0=$(goodput)
 		g1=$(goodput flood)
-		log "round $round $mode: sent ${sent}/s absorbed ${absorbed}/s goodput ${g0} Mbit/s, under flood ${g1}"
+		log "round $round $mode: sent ${sent}/s absorbed ${absorbed}/s (${cpu} us of CPU each) goodput ${g0} Mbit/s, under flood ${g1}"
 		res[$mode.sent]+="$sent "
 		res[$mode.abs]+="$absorbed "
+		res[$mode.cpu]+="$cpu "
 		res[$mode.g0]+="$g0 "
 		res[$mode.g1]+="$g1 "
 		if [ "$mode" = xdp ]; then
@@ -185,10 +195,11 @@ row()
 	local a b
 	a=$(m "plain.$2")
 	b=$(m "xdp.$2")
-	printf '%-34s %14.0f %14.0f %8.2f\n' "$1" "$a" "$b" "$(echo "$b / $a" | bc -l)"
+	printf '%-34s %14.1f %14.1f %8.2f\n' "$1" "$a" "$b" "$(echo "$b / $a" | bc -l)"
 }
 row "junk sent (frames/s)" sent
 row "junk absorbed (frames/s)" abs
+[ "$WIRE" = 1 ] && row "guest CPU per junk frame (us)" cpu
 row "goodput, no flood (Mbit/s)" g0
 row "goodput, under flood (Mbit/s)" g1
 for mode in plain xdp; do

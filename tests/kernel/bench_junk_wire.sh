@@ -34,9 +34,9 @@ while [ "$p1" = "$p0" ]; do p1=$(free_port); done
 # NIC 1 (n0) listens on p0 and sends to p1; NIC 2 (n1) the other way round.
 export BSPVM_EXTRA_QEMU="${BSPVM_EXTRA_QEMU:-} \
 -netdev socket,id=wire0,udp=127.0.0.1:$p1,localaddr=127.0.0.1:$p0 \
--device virtio-net-pci,netdev=wire0,mac=52:54:00:b5:00:01 \
+-device virtio-net-pci,netdev=wire0,mac=52:54:00:b5:00:01,rx_queue_size=1024 \
 -netdev socket,id=wire1,udp=127.0.0.1:$p0,localaddr=127.0.0.1:$p1 \
--device virtio-net-pci,netdev=wire1,mac=52:54:00:b5:00:02"
+-device virtio-net-pci,netdev=wire1,mac=52:54:00:b5:00:02,rx_queue_size=1024"
 export BSPVM_JUNK_WIRE=1
 # BSPVM_RUNDIR is set by run-vm for the helper (single quotes: expanded there).
 export BSPVM_HOST_HELPER="exec '$JUNK' --udp 127.0.0.1:$p1 --ctl \"\$BSPVM_RUNDIR/junk.on\" --pps $PPS --src 52:54:00:b5:00:01 52:54:00:b5:00:02 2"
