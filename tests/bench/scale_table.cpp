@@ -91,6 +91,7 @@ struct Row {
     double acks_per_data = 0;
     double acks_np_per_data = 0;  // the same without the answers to timeout probes
     uint64_t data_tx = 0, acks = 0, retx = 0, lost = 0, timeouts = 0;
+    uint64_t prods = 0, prods_early = 0;  // PROD packets sent; answered "nothing"
     uint64_t mem_max = 0, chans_max = 0;
     double ns_per_pkt = 0;
     double wall_s = 0;
@@ -412,6 +413,8 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     r.retx = t.retx_hole + t.retx_prod + t.retx_timeout + t.retx_failover;
     r.lost = sim.wire().data_lost;
     r.timeouts = t.timeouts;
+    r.prods = t.prods_tx;
+    r.prods_early = t.prods_early;
     // a node's engine memory: its fixed part and the peak of its channels' (base allocations
     // and what they held in flight)
     size_t fixed = bspe_mem_size(&cfg);
@@ -436,6 +439,9 @@ void print(const Row &r) {
         (unsigned long)r.timeouts, double(r.mem_max) / 1024, (unsigned long)r.chans_max,
         r.ns_per_pkt, r.wall_s, r.rss_mib, r.ok ? "ok" : ("FAILED: " + r.err).c_str());
     std::fflush(stdout);
+    // not in the table: its columns are documented (Documentation/testing.rst)
+    std::fprintf(stderr, "  %s p=%d rails=%d: prods %lu (answered nothing %lu)\n", r.pattern.c_str(),
+                 r.p, r.rails, (unsigned long)r.prods, (unsigned long)r.prods_early);
 }
 
 template <typename T>
