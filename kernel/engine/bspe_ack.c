@@ -265,7 +265,6 @@ static void bspe_group_reset_in(struct bspe_ep *ep, u64 now)
 	ep->peer_epoch = 0;
 	ep->data_epoch = 0;
 	ep->guess_ep = 0;
-	ep->sync_epoch = 0;
 	ep->guess_at = 0;
 	for (ch = ep->lists[BSPE_L_OPEN].first; ch;
 	     ch = ch->link[BSPE_L_OPEN].next) {

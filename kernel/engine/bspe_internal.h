@@ -317,8 +317,6 @@ struct bspe_ep {
 	u64	pace_wake;		/* blocked by pacing until (0: not) */
 	u64	pace_fill_ns;		/* time to fill the burst at pace_bps */
 	u64	last_rx_any;		/* last DATA accepted on any channel */
-	/* the same, not of a later phase than ours (bspe_later_phase) */
-	u64	last_rx_cur;
 	u64	guess_walk;		/* last walk for guessed expectations */
 	u64	guess_at;		/* a walk due (a member went past one packet) */
 	u64	srtt;			/* round trip of all channels' samples */
@@ -326,7 +324,6 @@ struct bspe_ep {
 	u32	peer_epoch;		/* highest epoch seen from a member */
 	u32	data_epoch;		/* highest data_epoch of any channel */
 	u32	guess_ep;		/* data_epoch guess_at was set for */
-	u32	sync_epoch;		/* epoch + 1 of our last barrier message */
 	u32	outstanding;		/* descriptors OUT over all channels */
 	u32	rx_reserved;		/* bytes reserved for reassembly */
 	u32	ack_thresh;		/* n / (2p) */

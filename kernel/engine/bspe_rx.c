@@ -442,28 +442,6 @@ static void bspe_rx_refused(struct bspe_chan *ch, struct bspe_rrail *rr,
 	ch->rx_blocked = 1;
 }
 
-/*
- * A group member's packet belongs to a phase: the data of its epoch, then
- * (SYNC) the barrier that ends that epoch. Ours is the data of our epoch
- * until we send barrier traffic of it. A packet of a later phase (a member
- * already past us: its barrier message while we still receive data, its
- * count message while we are still in the barrier) does not bring what we
- * expect, and does not make the endpoint look busy to the prods for it
- * (bspe_prod_due).
- */
-static int bspe_later_phase(const struct bspe_ep *ep,
-			    const struct bspe_chan *ch,
-			    const struct bspe_pkt *k)
-{
-	u64 pkt, ours;
-
-	if (!(ch->flags & BSPE_CHAN_GROUP))
-		return 0;
-	pkt = 2 * (u64)k->epoch + !!(k->flags & BSPE_F_SYNC);
-	ours = 2 * (u64)ep->epoch + (ep->sync_epoch == ep->epoch + 1);
-	return pkt > ours;
-}
-
 /* Accepts the fragment of a valid DATA packet; returns 0 or -errno. */
 static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 			const struct bspe_pkt *k, const u8 *payload, u64 now)
@@ -565,8 +543,6 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	bspe_rx_gap(ep, ch, was_active, now);
 	ch->last_rx = now;
 	ep->last_rx_any = now;
-	if (!bspe_later_phase(ep, ch, k))
-		ep->last_rx_cur = now;
 	ch->prod_pending = 0;
 	ch->prod_rounds = 0;
 	if ((ch->flags & BSPE_CHAN_GROUP) && !(k->flags & BSPE_F_SYNC))

@@ -136,7 +136,7 @@ static int bspe_needs_data(const struct bspe_ep *ep, const struct bspe_chan *ch,
 
 static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 {
-	u64 quiet = ch->last_rx, t, ivl, cap;
+	u64 quiet = ch->last_rx, t, ivl;
 	u32 r;
 	u8 rails;
 
@@ -153,13 +153,12 @@ static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 	 * sends a message's fragments back to back, the rest of it is not
 	 * queued behind other senders' data. Data merely expected may be
 	 * (its sender serves other destinations first) while this endpoint
-	 * is receiving: wait until the endpoint is quiet, counting only
-	 * packets of our phase or an earlier one (bspe_later_phase).
+	 * is receiving: wait until the endpoint is quiet.
 	 */
 	for (r = 0; r < ep->cfg.nrails && !ch->rx_active; r++)
 		if (rails & (1u << r) && !ch->rrail[r].ooo &&
 		    !bspe_seq_lt(ch->rrail[r].rcv_nxt, ch->rrail[r].hint_nxt))
-			quiet = bspe_max64(quiet, ep->last_rx_cur);
+			quiet = bspe_max64(quiet, ep->last_rx_any);
 	/*
 	 * A round for data merely expected, not answered yet, backs off as
 	 * one answered "nothing" would have (bspe_send_prods doubles the
@@ -168,17 +167,6 @@ static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 	 */
 	ivl = ch->prod_pending == BSPE_PROD_MUTE ?
 	      bspe_min64(2 * ch->prod_ivl, ep->cfg.prod_max_ns) : ch->prod_ivl;
-	/*
-	 * Data merely expected: the channel's estimate may come from a
-	 * sample taken through queues, many times the endpoint's, and the
-	 * quiet endpoint is the evidence here. At most twice the endpoint's
-	 * estimate, doubled per round since data last came.
-	 */
-	if (ch->expecting && !ch->rx_active && ep->srtt &&
-	    !bspe_holes(ep, ch)) {
-		cap = (2 * ep->srtt) << bspe_min64(ch->prod_rounds, 16);
-		ivl = bspe_min64(ivl, cap);
-	}
 	t = bspe_max64(quiet, ch->last_prod) + ivl;
 	/* A tail the answer to a prod revealed (bspe_rx_ctrl): at once. */
 	for (r = 0; ch->prod_at && ch->prod_at < t && r < ep->cfg.nrails; r++)

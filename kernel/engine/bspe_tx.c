@@ -648,9 +648,6 @@ static int bspe_send_in(struct bspe_ep *ep, int chan, void *msg, u32 len,
 	m->len = len;
 	m->nfrags = nfrags;
 	m->epoch = ep->epoch;
-	/* our barrier of this epoch began: bspe_later_phase */
-	if ((flags & BSPE_SEND_SYNC) && (ch->flags & BSPE_CHAN_GROUP))
-		ep->sync_epoch = ep->epoch + 1;
 	m->unsettled = nfrags;
 	m->order = ep->send_order++;
 	m->flags = (u16)flags;

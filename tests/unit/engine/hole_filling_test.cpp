@@ -121,8 +121,7 @@ TEST(HoleFilling, SeedExampleRecoveredByProds) {
 // interval doubles with each round. Only the first prod is answered (a plain acknowledgement
 // showing no hole): it asks for an answer, the endpoint's first round-trip sample; the
 // sender leaves the later ones, for data merely expected, unanswered, as it has nothing to
-// tell. From that sample on, the interval for data merely expected is at most twice the
-// endpoint's estimate, doubled per round.
+// tell.
 TEST(HoleFilling, ReceiverRunningAheadBacksOff) {
     Sim sim(net(2, 1), test_cfg());
     std::vector<uint64_t> prod_times;
@@ -135,17 +134,16 @@ TEST(HoleFilling, ReceiverRunningAheadBacksOff) {
     sim.at(1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 0, 3000), BSPE_SEND_LAST); });
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
-    ASSERT_EQ(prod_times.size(), 5u);
-    // first prod one interval (rtt_init, 50 us) after the expectation; its answer samples the
-    // round trip (20.712 us): then 2, 4, 8, 16 times that
+    ASSERT_EQ(prod_times.size(), 4u);
+    // intervals 50, 100, 200, 400 us: first prod one interval after the expectation
     EXPECT_EQ(prod_times[0], 50 * kUs);
-    const uint64_t rtt = 20712;
-    for (size_t i = 1; i < prod_times.size(); i++)
-        EXPECT_EQ(prod_times[i] - prod_times[i - 1], (rtt << i)) << i;
+    EXPECT_EQ(prod_times[1] - prod_times[0], 100 * kUs);
+    EXPECT_EQ(prod_times[2] - prod_times[1], 200 * kUs);
+    EXPECT_EQ(prod_times[3] - prod_times[2], 400 * kUs);
     bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
-    EXPECT_EQ(b.prods_tx, 5u);
+    EXPECT_EQ(b.prods_tx, 4u);
     EXPECT_EQ(b.prods_early, 1u);
-    EXPECT_EQ(a.prods_rx, 5u);
+    EXPECT_EQ(a.prods_rx, 4u);
     EXPECT_EQ(a.acks_tx, 1u);  // the answer to the first prod only
     EXPECT_EQ(a.retx_prod + a.retx_hole + a.retx_timeout, 0u);
     EXPECT_EQ(a.data_tx, 3u);
@@ -154,8 +152,7 @@ TEST(HoleFilling, ReceiverRunningAheadBacksOff) {
 // The same on a channel without a round-trip sample of its own, on an endpoint that has one
 // (from an exchange with another peer): the channel takes the endpoint's estimate, and even
 // its first prod for data merely expected does not ask for an answer. None is answered, the
-// rounds back off as if answered "nothing", from twice the endpoint's estimate, and the
-// message sent later arrives.
+// rounds back off as if answered "nothing", and the message sent later arrives.
 TEST(HoleFilling, ReceiverRunningAheadWithEndpointSampleProdsUnanswered) {
     bspe_cfg cfg = test_cfg();
     cfg.nprocs = 3;
@@ -179,19 +176,16 @@ TEST(HoleFilling, ReceiverRunningAheadWithEndpointSampleProdsUnanswered) {
     sim.at(t0 + 1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 1, 3000), BSPE_SEND_LAST); });
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
-    // rounds 2, 4, 8, 16, 32 times the endpoint's estimate (11.156 us) apart, as after
-    // answers "nothing"; none asks for an answer
-    ASSERT_EQ(prods.size(), 5u);
-    const uint64_t rtt = 11156;
-    uint64_t t = t0;
+    // rounds 50, 100, 200, 400 us apart, as after answers "nothing"; none asks for an answer
+    ASSERT_EQ(prods.size(), 4u);
+    const uint64_t at[] = {50, 150, 350, 750};
     for (size_t i = 0; i < prods.size(); i++) {
-        t += rtt << (i + 1);
-        EXPECT_EQ(prods[i].first, t) << i;
+        EXPECT_EQ(prods[i].first, t0 + at[i] * kUs) << i;
         EXPECT_EQ(prods[i].second & BSPE_F_ACKREQ, 0) << i;
     }
     bspe_stats a = sim.node(0).stats(), b = rx.stats();
-    EXPECT_EQ(b.prods_tx, 5u);
-    EXPECT_EQ(a.prods_rx, 5u);
+    EXPECT_EQ(b.prods_tx, 4u);
+    EXPECT_EQ(a.prods_rx, 4u);
     EXPECT_EQ(b.prods_early, 0u);  // no prod answered
     EXPECT_EQ(a.acks_tx, 0u);
     EXPECT_EQ(a.retx_prod + a.retx_hole + a.retx_timeout, 0u);
@@ -218,21 +212,17 @@ TEST(HoleFilling, MessageLostWholeAfterUnansweredProdsFoundByProd) {
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
     EXPECT_EQ(sim.wire().data_lost, 3u);
-    // rounds at 50 us (asks for an answer: the endpoint has no round-trip sample yet; its
-    // answer gives one, 20.712 us), then 2, 4, 8, 16 and 32 times that apart, the last at
-    // 1,334 us, after the loss at 1 ms: answered with the tail, prodded for at once
-    ASSERT_EQ(prods.size(), 7u);
-    const uint64_t rtt = 20712;
-    uint64_t t = 50 * kUs;
-    for (size_t i = 0; i < 6; i++) {
-        EXPECT_EQ(prods[i].first, t) << i;
-        t += rtt << (i + 1);
-    }
+    // rounds at 50, 150, 350, 750 us (the first asks for an answer: the endpoint has no
+    // round-trip sample yet), then 1550 us, after the loss at 1 ms: answered with the tail,
+    // prodded for at once
+    ASSERT_EQ(prods.size(), 6u);
+    const uint64_t at[] = {50, 150, 350, 750, 1550};
+    for (size_t i = 0; i < 5; i++)
+        EXPECT_EQ(prods[i].first, at[i] * kUs) << i;
     EXPECT_EQ(prods[0].second & BSPE_F_ACKREQ, BSPE_F_ACKREQ);
-    for (size_t i = 1; i < 6; i++)
+    for (size_t i = 1; i < 5; i++)
         EXPECT_EQ(prods[i].second & BSPE_F_ACKREQ, 0) << i;
-    EXPECT_GT(prods[5].first, 1 * kMs);
-    EXPECT_LT(prods[6].first, prods[5].first + 50 * kUs);
+    EXPECT_LT(prods[5].first, prods[4].first + 50 * kUs);
     bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
     EXPECT_EQ(a.retx_prod, 3u);
     EXPECT_EQ(a.retx_hole + a.retx_timeout, 0u);
