@@ -440,8 +440,9 @@ void print(const Row &r) {
         r.ns_per_pkt, r.wall_s, r.rss_mib, r.ok ? "ok" : ("FAILED: " + r.err).c_str());
     std::fflush(stdout);
     // not in the table: its columns are documented (Documentation/testing.rst)
-    std::fprintf(stderr, "  %s p=%d rails=%d: prods %lu (answered nothing %lu)\n", r.pattern.c_str(),
-                 r.p, r.rails, (unsigned long)r.prods, (unsigned long)r.prods_early);
+    std::fprintf(stderr, "  %s p=%d rails=%d: prods %lu (answered nothing %lu)\n",
+                 r.pattern.c_str(), r.p, r.rails, (unsigned long)r.prods,
+                 (unsigned long)r.prods_early);
 }
 
 template <typename T>
