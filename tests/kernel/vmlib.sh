@@ -97,6 +97,16 @@ bsp_nodes_cleanup()
 	return 0
 }
 
+# bsp_node_ns I: namespace nI, node id I + 1, its bsp0 (no rails yet)
+bsp_node_ns()
+{
+	ip netns add "n$1" || fail "netns n$1"
+	ip -n "n$1" link set lo up
+	ip netns exec "n$1" sysctl -qw net.bsp.node_id=$(($1 + 1)) ||
+		fail "net.bsp.node_id in n$1"
+	ip -n "n$1" link add bsp0 type bsp || fail "ip link add bsp0 type bsp in n$1"
+}
+
 bsp_nodes()
 {
 	local n=$1 rails=$2 mtu=${3:-1500} i r
@@ -113,11 +123,7 @@ bsp_nodes()
 		echo 0 >"/sys/class/net/rail$r/bridge/forward_delay" 2>/dev/null
 	done
 	for ((i = 0; i < n; i++)); do
-		ip netns add "n$i" || fail "netns n$i"
-		ip -n "n$i" link set lo up
-		ip netns exec "n$i" sysctl -qw net.bsp.node_id=$((i + 1)) ||
-			fail "net.bsp.node_id in n$i"
-		ip -n "n$i" link add bsp0 type bsp || fail "ip link add bsp0 type bsp in n$i"
+		bsp_node_ns "$i"
 		for ((r = 0; r < rails; r++)); do
 			ip link add "n${i}r$r" mtu "$mtu" type veth peer name "eth$r" mtu "$mtu" netns "n$i" ||
 				fail "veth n${i}r$r"
@@ -141,11 +147,7 @@ bsp_nodes_on()
 	BSP_RAILS=1
 	on_exit bsp_nodes_cleanup
 	for nic in "$@"; do
-		ip netns add "n$i" || fail "netns n$i"
-		ip -n "n$i" link set lo up
-		ip netns exec "n$i" sysctl -qw net.bsp.node_id=$((i + 1)) ||
-			fail "net.bsp.node_id in n$i"
-		ip -n "n$i" link add bsp0 type bsp || fail "ip link add bsp0 type bsp in n$i"
+		bsp_node_ns "$i"
 		ip link set "$nic" netns "n$i" name eth0 || fail "move $nic into n$i"
 		ip -n "n$i" link set eth0 master bsp0 || fail "enslave $nic in n$i"
 		ip -n "n$i" link set eth0 up
