@@ -43,8 +43,10 @@ namespace {
 
 constexpr uint64_t kUs = 1000;
 constexpr uint64_t kMs = 1000 * kUs;
-constexpr double kGbps = 10;            // per rail
-constexpr uint64_t kLatency = 5 * kUs;  // one way, per hop pair (sim RailCfg::latency_ns)
+double g_gbps = 10;                     // -g: link rate per rail
+uint64_t g_latency = 5 * kUs;           // -L: one way, per hop pair (sim RailCfg::latency_ns)
+uint64_t g_buffer = uint64_t(1) << 20;  // -q: bytes per egress queue and switch output port
+bool g_module_timers = false;           // -K: the module's timer constants (bspe_cfg_default)
 
 // The AF_BSP module's engine configuration (kernel/transport.c), with max_chans = p (the
 // BSP_CHANNELS ceiling a BSPlib job sets) and the timer constants of engine_table.
@@ -56,11 +58,13 @@ bspe_cfg scale_cfg(int p) {
     c.frag_size = 1500 - BSPE_HDR_LEN;
     c.max_msg = 1 << 20;
     c.nprocs = static_cast<uint32_t>(p);
-    c.rtt_init_ns = 50 * kUs;
-    c.rtt_min_ns = 10 * kUs;
-    c.rtt_max_ns = 10 * kMs;
-    c.rto_min_ns = 20 * kMs;
-    c.prod_max_ns = 50 * kMs;
+    if (!g_module_timers) {
+        c.rtt_init_ns = 50 * kUs;
+        c.rtt_min_ns = 10 * kUs;
+        c.rtt_max_ns = 10 * kMs;
+        c.rto_min_ns = 20 * kMs;
+        c.prod_max_ns = 50 * kMs;
+    }
     c.unreach_ns = 10000 * kMs;
     c.flags = BSPE_CFG_CSUM;
     return c;
@@ -369,9 +373,9 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     n.keep_history = false;
     n.rail.resize(static_cast<size_t>(rails));
     for (auto &rc : n.rail) {
-        rc.gbps = kGbps;
-        rc.latency_ns = kLatency;
-        rc.buffer_bytes = 1 << 20;
+        rc.gbps = g_gbps;
+        rc.latency_ns = g_latency;
+        rc.buffer_bytes = g_buffer;
         rc.faults.loss = loss;
     }
     bspe_cfg cfg = scale_cfg(p);
@@ -382,7 +386,7 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     Sim sim(n, cfg);
     sim.measure_cpu = true;
     // BSP_LINK_RATE: the node's link rate, all rails together, in bytes/s
-    uint64_t link_rate = static_cast<uint64_t>(kGbps * 1e9 / 8) * static_cast<uint64_t>(rails);
+    uint64_t link_rate = static_cast<uint64_t>(g_gbps * 1e9 / 8) * static_cast<uint64_t>(rails);
     MsgLayerRun bsp(sim, pat, supersteps, link_rate);
     bsp.expect_barrier = g_expect_barrier;
     std::unique_ptr<Trace> trace;
@@ -399,7 +403,7 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     // cost model: h.g + l with g = 1 / (node link rate), l = one one-way latency per barrier
     // round, one for the counts and one for the data
     double g_us = 1e6 / double(link_rate);
-    double l_us = double((MsgLayerRun::barrier_rounds(p) + 2) * kLatency) / 1e3;
+    double l_us = double((MsgLayerRun::barrier_rounds(p) + 2) * g_latency) / 1e3;
     r.model_us = h * g_us + l_us;
     r.ratio = r.t_us / r.model_us;
     r.barrier_b = double(bsp.stats().barrier_bytes) / p / (supersteps + 1);
@@ -466,8 +470,11 @@ int main(int argc, char **argv) {
     double mem_gib = 8;  // engine memory the simulated cluster may hold
     for (int i = 1; i < argc; i += 2) {
         std::string o = argv[i];
-        if (o == "-B" || o == "-T") {
-            (o == "-B" ? g_expect_barrier : g_trace) = o == "-T";  // flags: no value
+        if (o == "-B" || o == "-T" || o == "-K") {  // flags: no value
+            if (o == "-K")
+                g_module_timers = true;
+            else
+                (o == "-B" ? g_expect_barrier : g_trace) = o == "-T";
             i--;
             continue;
         }
@@ -489,6 +496,12 @@ int main(int argc, char **argv) {
             mem_gib = std::atof(argv[i + 1]);
         else if (o == "-R")
             g_seed = std::strtoull(argv[i + 1], nullptr, 0);
+        else if (o == "-g")
+            g_gbps = std::atof(argv[i + 1]);
+        else if (o == "-L")
+            g_latency = static_cast<uint64_t>(std::atof(argv[i + 1]) * kUs);
+        else if (o == "-q")
+            g_buffer = std::strtoull(argv[i + 1], nullptr, 0);
         else if (o == "-S")
             g_sndbuf_pkts = static_cast<uint32_t>(std::max(1, std::atoi(argv[i + 1])));
         else if (o == "-w") {
@@ -498,16 +511,22 @@ int main(int argc, char **argv) {
             while (std::getline(ss, item, ','))
                 pats.push_back(item);
         } else {
-            std::fprintf(stderr,
-                         "usage: %s [-p LIST] [-r LIST] [-l LIST] [-w total,sparse] "
-                         "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-R seed] [-B] [-T]\n",
-                         argv[0]);
+            std::fprintf(
+                stderr,
+                "usage: %s [-p LIST] [-r LIST] [-l LIST] [-w total,sparse] "
+                "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-R seed] [-g Gb/s] [-L us] "
+                "[-q bytes] [-B] [-K] [-T]\n",
+                argv[0]);
             return 2;
         }
     }
+    if (!(g_gbps > 0) || !g_latency || g_buffer < 1500) {
+        std::fprintf(stderr, "%s: -g must be > 0, -L > 0 and -q >= 1500 bytes\n", argv[0]);
+        return 2;
+    }
     std::printf(
-        "BSPlib messaging layer over the AF_BSP engine, simulated: %.0f Gb/s per rail, %lu us "
-        "one-way latency,\n1 MiB switch buffers, 1428-byte fragments, latin-square schedule, "
+        "BSPlib messaging layer over the AF_BSP engine, simulated: %g Gb/s per rail, %g us "
+        "one-way latency,\n%llu-byte switch buffers, 1428-byte fragments, latin-square schedule, "
         "paced at 95%% of the node's links;\nh = %u bytes per process per superstep, %d "
         "supersteps + bsp_end. T = time per superstep; model = h.g + l\n(g = 1 / node link "
         "rate, l = (barrier rounds + 2) one-way latencies); barrier = bytes a process sends in\n"
@@ -518,11 +537,13 @@ int main(int argc, char **argv) {
         "its open channels;\nns/pkt = engine CPU per data packet sent (all engine calls of the "
         "run); cpu s = host CPU of\nthe run; rss = peak resident memory of this process so far "
         "(MiB).\n\n",
-        kGbps, (unsigned long)(kLatency / kUs), h, supersteps);
+        g_gbps, double(g_latency) / kUs, (unsigned long long)g_buffer, h, supersteps);
     if (!g_expect_barrier)
         std::printf("-B: no process expects its barrier partner's message (bspe_expect).\n\n");
     if (g_seed != 42)
         std::printf("-R: seed %llu.\n\n", static_cast<unsigned long long>(g_seed));
+    if (g_module_timers)
+        std::printf("-K: the module's timer constants (rtt_init 1 ms, rto_min 200 ms).\n\n");
     if (g_sndbuf_pkts)
         std::printf("-S: send budget sndbuf_pkts = %u packets.\n\n", g_sndbuf_pkts);
     std::printf("%-7s %5s %5s %6s %9s %9s %7s %9s %8s %8s %6s %6s %5s %9s %5s %7s %7s %6s\n",
