@@ -13,13 +13,39 @@
  * (a NIC or veth processing them on several CPUs at once), so a hole (an
  * out-of-order arrival, or a hint beyond rcv_nxt) is reported only once it
  * is older than a quarter of the round-trip estimate (RACK's reordering
- * window). Returns when a hole too young to report becomes old enough, or
- * 0 if there is no such hole.
+ * window, RFC 8985 6.2). A slow link stretches reordering: two frames
+ * swapped before a 1 Mbit/s port arrive one frame time (12 ms) apart. So,
+ * as RACK does on a DSACK, every resend that arrives as a duplicate (the
+ * hole was not one) widens the allowance by another quarter, up to the
+ * whole estimate, and BSPE_REO_PERSIST real holes filled in a row narrow it
+ * again by one step.
+ */
+u64 bspe_reo_wnd(const struct bspe_chan *ch)
+{
+	return (ch->srtt >> 2) * (1 + ch->reo_steps);
+}
+
+/* A resend arrived: a duplicate (@spurious) or the fill of a real hole. */
+void bspe_reo_resend_in(struct bspe_chan *ch, int spurious)
+{
+	if (spurious) {
+		if (ch->reo_steps < BSPE_REO_STEPS_MAX)
+			ch->reo_steps++;
+		ch->reo_fills = 0;
+	} else if (ch->reo_steps && ++ch->reo_fills >= BSPE_REO_PERSIST) {
+		ch->reo_steps--;
+		ch->reo_fills = 0;
+	}
+}
+
+/*
+ * Returns when a hole too young to report becomes old enough, or 0 if there
+ * is no such hole.
  */
 u64 bspe_hole_young(const struct bspe_chan *ch, const struct bspe_rrail *rr,
 		    u64 now)
 {
-	u64 ripe = rr->hole_at + (ch->srtt >> 2);
+	u64 ripe = rr->hole_at + bspe_reo_wnd(ch);
 
 	if (!bspe_rcv_hole(rr) || now >= ripe)
 		return 0;

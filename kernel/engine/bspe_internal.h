@@ -117,6 +117,14 @@ struct bspe_rslot {
 #define BSPE_PROD_MUTE		2
 /* bspe_srail.ackreq_pending: a request its receiver answers at once */
 #define BSPE_ACKREQ_NOW		2
+/*
+ * Reordering allowance (bspe_reo_wnd): a quarter of the round-trip estimate
+ * per step, 1 + bspe_chan.reo_steps steps, at most BSPE_REO_STEPS_MAX + 1
+ * (the whole estimate); one step less after BSPE_REO_PERSIST real holes
+ * filled without a spurious resend.
+ */
+#define BSPE_REO_STEPS_MAX	3
+#define BSPE_REO_PERSIST	16
 #define BSPE_FOQ_MIN		8	/* smallest failover queue allocation */
 #define BSPE_PROBE_Q		2	/* probes awaiting an answer, per rail */
 
@@ -265,6 +273,8 @@ struct bspe_chan {
 	u8	suspect;		/* rails the engine declared dead */
 	u8	peer_closing;		/* rails a CLOSE of the peer came on */
 	u8	push_done;		/* visited by the current ordered push */
+	u8	reo_steps;		/* reordering allowance widened (bspe_reo_wnd) */
+	u8	reo_fills;		/* real holes filled since it last changed */
 	u32	peer_inc;		/* peer channel's incarnation, 0: unknown */
 	u8	rx_blocked;		/* refused for lack of memory, not taken since */
 	u8	evicting;		/* EVICT sent, no answer yet: sends held */
@@ -385,6 +395,8 @@ void bspe_msg_settle(struct bspe_ep *ep, struct bspe_chan *ch, u16 mslot,
 void bspe_msg_fail_all(struct bspe_ep *ep, struct bspe_chan *ch, int status);
 
 /* bspe_ack.c */
+u64 bspe_reo_wnd(const struct bspe_chan *ch);
+void bspe_reo_resend_in(struct bspe_chan *ch, int spurious);
 u64 bspe_hole_young(const struct bspe_chan *ch, const struct bspe_rrail *rr,
 		    u64 now);
 u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_chan *ch,

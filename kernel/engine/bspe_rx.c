@@ -540,6 +540,8 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	st->bytes_rx += k->payload_len;
 	bspe_rcv_mark(ep, rr, k->seq, now);
 	rr->since_ack++;
+	if (k->flags & BSPE_F_RETX)
+		bspe_reo_resend_in(ch, 0);
 	bspe_rx_gap(ep, ch, was_active, now);
 	ch->last_rx = now;
 	ep->last_rx_any = now;
@@ -551,8 +553,10 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	return 0;
 dup:
 	st->dup_rx++;
-	if (k->flags & BSPE_F_RETX)
+	if (k->flags & BSPE_F_RETX) {
 		st->spurious_rx++;
+		bspe_reo_resend_in(ch, 1);
+	}
 	rr->changed = 1;
 	return bspe_drop(st, BSPE_DROP_DUP, -EALREADY);
 }
@@ -717,7 +721,7 @@ static void bspe_rx_ctrl(struct bspe_ep *ep, struct bspe_chan *ch,
 		 * soon as the hole is older than the reordering allowance,
 		 * not one prod interval later.
 		 */
-		ch->prod_at = bspe_max64(rr->hole_at + (ch->srtt >> 2), now);
+		ch->prod_at = bspe_max64(rr->hole_at + bspe_reo_wnd(ch), now);
 	}
 	if (!ch->prod_pending)
 		return;

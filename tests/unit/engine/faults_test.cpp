@@ -1,5 +1,7 @@
 // Exactly-once delivery under loss, bursts, reordering, duplication, corruption and small
 // buffers, with engine memory use bounded by the configuration throughout.
+#include <algorithm>
+
 #include "bsp_workload.hpp"
 extern "C" {
 #include "bspe_internal.h"
@@ -166,4 +168,31 @@ TEST(Faults, TotalExchangeOnePercentLossNoTimeout) {
     EXPECT_EQ(t.retx_hole + t.retx_prod + t.retx_timeout + t.retx_failover, sim.wire().data_lost);
     EXPECT_EQ(t.timeouts, 0u);
     EXPECT_EQ(t.spurious_rx, 0u);
+}
+
+// The reordering allowance's steps (bspe_reo_wnd): a quarter of the estimate, one quarter
+// more per needless resend up to the whole estimate, and one quarter less after
+// BSPE_REO_PERSIST real holes filled in a row; a needless resend restarts that count.
+TEST(Faults, ReorderingAllowanceSteps) {
+    bspe_chan ch{};
+    ch.srtt = 400 * kUs;
+    EXPECT_EQ(bspe_reo_wnd(&ch), 100 * kUs);
+    bspe_reo_resend_in(&ch, 0);  // a real hole at the narrowest: nothing to narrow
+    EXPECT_EQ(bspe_reo_wnd(&ch), 100 * kUs);
+    for (int i = 1; i <= 5; i++) {
+        bspe_reo_resend_in(&ch, 1);
+        EXPECT_EQ(bspe_reo_wnd(&ch), std::min(i + 1, BSPE_REO_STEPS_MAX + 1) * 100 * kUs);
+    }
+    for (int i = 0; i < BSPE_REO_PERSIST - 1; i++)
+        bspe_reo_resend_in(&ch, 0);
+    EXPECT_EQ(bspe_reo_wnd(&ch), 400 * kUs);
+    bspe_reo_resend_in(&ch, 1);  // at the widest: stays, and the count starts again
+    for (int i = 0; i < BSPE_REO_PERSIST - 1; i++)
+        bspe_reo_resend_in(&ch, 0);
+    EXPECT_EQ(bspe_reo_wnd(&ch), 400 * kUs);
+    bspe_reo_resend_in(&ch, 0);
+    EXPECT_EQ(bspe_reo_wnd(&ch), 300 * kUs);
+    for (int i = 0; i < 2 * BSPE_REO_PERSIST; i++)
+        bspe_reo_resend_in(&ch, 0);
+    EXPECT_EQ(bspe_reo_wnd(&ch), 100 * kUs);
 }
