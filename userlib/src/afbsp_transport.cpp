@@ -15,8 +15,10 @@
 #include <deque>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
+#include "bspe.h"
 #include "codec.hpp"
 
 namespace bsp::rt {
@@ -406,15 +408,25 @@ void AfBspTransport::shutdown() {
         bsp_proto_stats st{};
         socklen_t len = sizeof st;
         if (std::getenv("BSP_STATS") && getsockopt(fd_, SOL_BSP, BSP_PROTO_STATS, &st, &len) == 0) {
+            // The socket's drops[] are the engine's, in its order (kernel/transport.c).
+            static_assert(static_cast<int>(BSPE_DROP_MAX) == __BSP_PROTO_DROP_MAX);
+            std::string drops;
+            for (int d = 0; d < BSPE_DROP_MAX; ++d) {
+                if (st.drops[d]) {
+                    drops += std::string(" drop_") + bspe_drop_name(static_cast<bspe_drop>(d)) +
+                             " " + std::to_string(st.drops[d]);
+                }
+            }
             std::fprintf(stderr,
                          "bsp: afbsp stats of process %d: data_tx %llu data_rx %llu retx_hole %llu "
                          "retx_prod %llu retx_timeout %llu dup_rx %llu acks_tx %llu prods_tx %llu "
-                         "timeouts %llu acked_implicit %llu\n",
+                         "timeouts %llu acked_implicit %llu%s\n",
                          pid_, (unsigned long long)st.data_tx, (unsigned long long)st.data_rx,
                          (unsigned long long)st.retx_hole, (unsigned long long)st.retx_prod,
                          (unsigned long long)st.retx_timeout, (unsigned long long)st.dup_rx,
                          (unsigned long long)st.acks_tx, (unsigned long long)st.prods_tx,
-                         (unsigned long long)st.timeouts, (unsigned long long)st.acked_implicit);
+                         (unsigned long long)st.timeouts, (unsigned long long)st.acked_implicit,
+                         drops.c_str());
         }
         close(fd_);
         fd_ = -1;
