@@ -38,6 +38,8 @@
 extern int bsp_family;
 extern unsigned int bsp_default_reasm_timeout_ms;
 extern unsigned int bsp_default_chan_idle_ms;
+extern unsigned int bsp_default_rmem;
+extern unsigned int bsp_default_wmem;
 
 /* ---- per network namespace state (pernet.c) ---- */
 
@@ -62,6 +64,8 @@ struct bsp_net {
 	u32 reasm_timeout_ms;
 	u32 chan_idle_ms;	/* idle channel eviction (0: off), at bind */
 	unsigned long mem_pages;	/* net.bsp.mem: receive memory limit */
+	int rmem_default;	/* net.bsp.rmem_default: a new socket's SO_RCVBUF */
+	int wmem_default;	/* net.bsp.wmem_default: a new socket's SO_SNDBUF */
 	struct ctl_table_header *sysctl_hdr;
 	/* cluster key (auth.c): NULL = unauthenticated; RCU, key_mutex */
 	struct bsp_key __rcu *key;

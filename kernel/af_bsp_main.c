@@ -89,6 +89,16 @@ module_param_named(chan_idle_ms, bsp_default_chan_idle_ms, uint, 0444);
 MODULE_PARM_DESC(chan_idle_ms,
 		 "default of net.bsp.chan_idle_ms: a channel idle for this long is evicted (0: never)");
 
+unsigned int bsp_default_rmem = 4 << 20;
+module_param_named(rmem_default, bsp_default_rmem, uint, 0444);
+MODULE_PARM_DESC(rmem_default,
+		 "default of net.bsp.rmem_default: SO_RCVBUF of a new socket, bytes");
+
+unsigned int bsp_default_wmem = 4 << 20;
+module_param_named(wmem_default, bsp_default_wmem, uint, 0444);
+MODULE_PARM_DESC(wmem_default,
+		 "default of net.bsp.wmem_default: SO_SNDBUF of a new socket, bytes");
+
 static bool bsp_selftest;
 module_param_named(selftest, bsp_selftest, bool, 0444);
 MODULE_PARM_DESC(selftest,

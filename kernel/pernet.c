@@ -30,6 +30,10 @@ static u32 bsp_sysctl_reasm_min = 100;
 static u32 bsp_sysctl_reasm_max = 3600000;
 /* two largest messages must fit (and one in half of it): 4 MiB */
 static unsigned long bsp_sysctl_mem_min = BSP_MSG_MAX / PAGE_SIZE * 4;
+/* the core's bounds of SO_RCVBUF / SO_SNDBUF (sock_setsockopt) */
+static int bsp_sysctl_rmem_min = SOCK_MIN_RCVBUF;
+static int bsp_sysctl_wmem_min = SOCK_MIN_SNDBUF;
+static int bsp_sysctl_buf_max = INT_MAX / 2;
 
 /* port_lock held: is any socket of @bn bound? */
 static bool bsp_any_bound(struct bsp_net *bn)
@@ -168,6 +172,22 @@ static const struct ctl_table bsp_sysctl_template[] = {
 		.mode		= 0200,
 		.proc_handler	= bsp_sysctl_cluster_key,
 	},
+	{
+		.procname	= "rmem_default",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &bsp_sysctl_rmem_min,
+		.extra2		= &bsp_sysctl_buf_max,
+	},
+	{
+		.procname	= "wmem_default",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &bsp_sysctl_wmem_min,
+		.extra2		= &bsp_sysctl_buf_max,
+	},
 	{ }
 };
 
@@ -189,6 +209,8 @@ static int bsp_sysctl_init_net(struct bsp_net *bn)
 	t[7].data = &bn->chan_idle_ms;
 	t[8].data = &bn->mem_pages;
 	t[9].data = bn;
+	t[10].data = &bn->rmem_default;
+	t[11].data = &bn->wmem_default;
 
 	bn->sysctl_hdr = register_net_sysctl(bn->net, "net/bsp", t);
 	if (!bn->sysctl_hdr) {
@@ -232,6 +254,10 @@ static int __net_init bsp_net_init(struct net *net)
 	bn->chan_idle_ms = bsp_default_chan_idle_ms;
 	/* like udp_mem: a share of the memory free for buffers */
 	bn->mem_pages = max(nr_free_buffer_pages() / 8, bsp_sysctl_mem_min);
+	bn->rmem_default = clamp_t(unsigned int, bsp_default_rmem,
+				   SOCK_MIN_RCVBUF, INT_MAX / 2);
+	bn->wmem_default = clamp_t(unsigned int, bsp_default_wmem,
+				   SOCK_MIN_SNDBUF, INT_MAX / 2);
 	atomic_long_set(&bn->rmem, 0);
 	atomic_long_set(&bn->rmem_peak, 0);
 	atomic_long_set(&bn->reasm_expired, 0);

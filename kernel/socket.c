@@ -504,6 +504,13 @@ static int bsp_create(struct net *net, struct socket *sock, int protocol,
 	sock->ops = &bsp_ops;
 	sock->state = SS_UNCONNECTED;
 	sock_init_data(sock, sk);
+	/*
+	 * The namespace's defaults, not net.core's (sized for one UDP or
+	 * raw socket): a superstep's messages to and from every peer are
+	 * outstanding at once, and are bounded by net.bsp.mem anyway.
+	 */
+	sk->sk_rcvbuf = READ_ONCE(bsp_pernet(net)->rmem_default);
+	sk->sk_sndbuf = READ_ONCE(bsp_pernet(net)->wmem_default);
 	sock_set_flag(sk, SOCK_RCU_FREE);
 	sk->sk_destruct = bsp_sock_destruct;
 

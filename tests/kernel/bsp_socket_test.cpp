@@ -16,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -797,6 +799,79 @@ void test_diag() {
     close(b);
 }
 
+// net.bsp.<name> of this namespace; -1 if unreadable.
+long read_sysctl(const char *name) {
+    std::string path = std::string("/proc/sys/net/bsp/") + name;
+    char buf[32] = {};
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    return n > 0 ? std::strtol(buf, nullptr, 10) : -1;
+}
+
+// Writes net.bsp.<name>; 0 or the errno of the write.
+int write_sysctl(const char *name, const std::string &v) {
+    std::string path = std::string("/proc/sys/net/bsp/") + name;
+    int fd = open(path.c_str(), O_WRONLY);
+    if (fd < 0)
+        return errno;
+    ssize_t n = write(fd, v.data(), v.size());
+    int err = n == static_cast<ssize_t>(v.size()) ? 0 : errno;
+    close(fd);
+    return err;
+}
+
+int sockopt_int(int fd, int opt) {
+    int v = -1;
+    socklen_t len = sizeof(v);
+    CHECK_EQ(getsockopt(fd, SOL_SOCKET, opt, &v, &len), 0);
+    return v;
+}
+
+// A new socket's SO_RCVBUF and SO_SNDBUF are the namespace's net.bsp.rmem_default and
+// net.bsp.wmem_default (4 MiB each by default: a superstep's messages to and from every peer
+// are outstanding at once), which follow the sysctls, within the core's bounds of
+// SO_RCVBUF/SO_SNDBUF; setsockopt still sets one socket's own, as for UDP.
+void test_buffer_defaults() {
+    const long r0 = read_sysctl("rmem_default"), w0 = read_sysctl("wmem_default");
+    CHECK_EQ(r0, 4L << 20);
+    CHECK_EQ(w0, 4L << 20);
+    int a = socket(ktest::family(), SOCK_RDM, 0);
+    CHECK(a >= 0);
+    CHECK_EQ(sockopt_int(a, SO_RCVBUF), r0);
+    CHECK_EQ(sockopt_int(a, SO_SNDBUF), w0);
+
+    CHECK_EQ(write_sysctl("rmem_default", "1000000"), 0);
+    CHECK_EQ(write_sysctl("wmem_default", "300000"), 0);
+    int b = socket(ktest::family(), SOCK_RDM, 0);
+    CHECK(b >= 0);
+    CHECK_EQ(sockopt_int(b, SO_RCVBUF), 1000000);
+    CHECK_EQ(sockopt_int(b, SO_SNDBUF), 300000);
+    CHECK_EQ(sockopt_int(a, SO_RCVBUF), r0);  // sockets made before keep theirs
+
+    // out of range: refused, the value stays
+    CHECK_EQ(write_sysctl("rmem_default", "0"), EINVAL);
+    CHECK_EQ(write_sysctl("wmem_default", "-1"), EINVAL);
+    CHECK_EQ(write_sysctl("rmem_default", "2147483647"), EINVAL);
+    CHECK_EQ(write_sysctl("wmem_default", "junk"), EINVAL);
+    CHECK_EQ(read_sysctl("rmem_default"), 1000000);
+    CHECK_EQ(read_sysctl("wmem_default"), 300000);
+
+    // setsockopt: the core doubles the value (net.core.rmem_max bounds it, 208 KiB here)
+    int small = 50000;
+    CHECK_EQ(setsockopt(b, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+    CHECK_EQ(sockopt_int(b, SO_RCVBUF), 2 * small);
+    CHECK_EQ(setsockopt(b, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+    CHECK_EQ(sockopt_int(b, SO_SNDBUF), 2 * small);
+
+    CHECK_EQ(write_sysctl("rmem_default", std::to_string(r0)), 0);
+    CHECK_EQ(write_sysctl("wmem_default", std::to_string(w0)), 0);
+    close(a);
+    close(b);
+}
+
 const std::map<std::string, std::function<void()>> kTests = {
     {"diag", test_diag},
     {"create", test_create},
@@ -817,6 +892,7 @@ const std::map<std::string, std::function<void()>> kTests = {
     {"channels", test_channels},
     {"channel_ceiling", test_channel_ceiling},
     {"close_with_data", test_close_with_data},
+    {"buffer_defaults", test_buffer_defaults},
 };
 
 }  // namespace

@@ -46,7 +46,11 @@ expect_eq "$smac" "$n0mac" "source of node 1's hello"
 
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
-ip netns exec n1 "$XFER" recv 7000 1 300 cycle:40000 >"$tmp/r" 2>&1 &
+# The receiver reads nothing until $tmp/go exists and holds at most 1 MiB
+# (twice XFER_RCVBUF) plus two messages: the transfer is in progress, whatever its speed,
+# until the forged frames below have been sent.
+XFER_RCVBUF=524288 XFER_START_FILE=$tmp/go \
+	ip netns exec n1 "$XFER" recv 7000 1 300 cycle:40000 >"$tmp/r" 2>&1 &
 rpid=$!
 bsp_wait_bound n1 7000
 ip netns exec n0 "$XFER" send 2 7000 300 cycle:40000 >"$tmp/s" 2>&1 &
@@ -75,6 +79,7 @@ expect_ok ip netns exec nx "${FORGE[@]}" frame eth0 "$n1mac" ack 1 "$port" 2 700
 expect_ok ip netns exec nx "${FORGE[@]}" frame eth0 "$n1mac" data 1 "$port" 2 7000 --epoch 1 --count 5
 expect_eq "$(view)" "$n0mac up" "n1's view of node 1 after the forged hellos"
 
+touch "$tmp/go"
 wait $spid || { cat "$tmp/s"; fail "send from n0"; }
 wait $rpid || { cat "$tmp/r"; fail "receive in n1"; }
 grep -q "recv ok 300 " "$tmp/r" || { cat "$tmp/r"; fail "n1 did not receive 300 messages"; }

@@ -63,7 +63,12 @@ log "rmmod refused (in use) while a socket is open, works after close"
 af_bsp_load
 bsp_nodes 2 2
 bsp_wait_peers 1
-ip netns exec n1 "$XFER" recv 7400 1 40 fixed:262144 >/tmp/kunload.r 2>&1 &
+# The receiver reads nothing until /tmp/kunload.go exists and holds at most
+# 1 MiB plus two messages: the transfer is in progress, whatever its speed,
+# during the rmmod.
+rm -f /tmp/kunload.go
+XFER_RCVBUF=524288 XFER_START_FILE=/tmp/kunload.go \
+	ip netns exec n1 "$XFER" recv 7400 1 40 fixed:262144 >/tmp/kunload.r 2>&1 &
 rpid=$!
 bsp_wait_bound n1 7400
 ip netns exec n0 "$XFER" send 2 7400 40 fixed:262144 >/tmp/kunload.s 2>&1 &
@@ -71,10 +76,11 @@ spid=$!
 sleep 1
 out=$(rmmod af_bsp 2>&1) && fail "rmmod succeeded during a transfer"
 echo "$out" | grep -qi "in use" || fail "rmmod during traffic: unexpected error '$out'"
+touch /tmp/kunload.go
 wait "$spid" || fail "sender failed"
 wait "$rpid" || fail "receiver failed: $(cat /tmp/kunload.r)"
 grep -q "recv ok 40 " /tmp/kunload.r || fail "transfer incomplete"
-rm -f /tmp/kunload.r /tmp/kunload.s
+rm -f /tmp/kunload.r /tmp/kunload.s /tmp/kunload.go
 # bsp0 and its rails still exist: rmmod removes them
 bsp_unload
 expect_eq "$(ip -n n0 -o link show type bsp 2>/dev/null | wc -l)" 0 "bsp devices after rmmod"
