@@ -8,8 +8,10 @@
 # Prints a table of times and ratios (one run each); asserts only that both programs
 # verified their data and that the ranks really ran one per node.
 #
-# Links, in this order (BENCH_LINKS="shaped unshaped" by default; BENCH_LINKS, BENCH_BYTES
-# and BENCH_REPS can be set when the script is run by hand in tests/vm/run-vm --shell):
+# Links, in this order (BENCH_LINKS="shaped unshaped" by default; BENCH_LINKS, BENCH_BYTES,
+# BENCH_REPS and BENCH_MTU (1500) can be set when the script is run by hand in
+# tests/vm/run-vm --shell, or as BSPVM_BENCH_LINKS (one kind), BSPVM_BENCH_MTU, ... in the
+# environment of run-vm):
 #   shaped    every switch port's egress (a node's downlink) on both rails shaped with tbf
 #             to RATE_KBIT and a LIMIT-byte buffer, the constrained switch of
 #             bsplib_schedule_bench.sh: the links, not the emulated CPUs, are the bottleneck,
@@ -35,9 +37,10 @@ RSH=$BSPVM_REPO/tests/userlib/vm/netns-rsh
 need_cmd mpirun unshare bc
 
 NODES=8
-BYTES=${BENCH_BYTES:-65536} # per pair of processes
-REPS=${BENCH_REPS:-3}
-LINKS=${BENCH_LINKS:-shaped unshaped}
+BYTES=${BENCH_BYTES:-${BSPVM_BENCH_BYTES:-65536}} # per pair of processes
+REPS=${BENCH_REPS:-${BSPVM_BENCH_REPS:-3}}
+LINKS=${BENCH_LINKS:-${BSPVM_BENCH_LINKS:-shaped unshaped}}
+MTU=${BENCH_MTU:-${BSPVM_BENCH_MTU:-1500}} # of every rail (veths and bridges)
 RATE_KBIT=1000    # per rail and node downlink, shaped links
 LIMIT=8192        # switch buffer per port, bytes, shaped links
 LINK_RATE=$((2 * RATE_KBIT * 1000 / 8)) # bytes/s of a node over both rails
@@ -53,7 +56,7 @@ for l in $LINKS; do
 done
 
 af_bsp_load
-bsp_nodes "$NODES" 2
+bsp_nodes "$NODES" 2 "$MTU"
 bsp_wait_peers $((NODES - 1))
 bsp_rail_addresses "$NODES" 2
 tmp=$(mktemp -d)
@@ -164,7 +167,7 @@ done
 
 echo
 echo "BSPlib over AF_BSP against $mpi_version (TCP BTL), p=$NODES, one process per node,"
-echo "2 rails, $BYTES bytes per pair, $REPS supersteps each; times in us per superstep"
+echo "2 rails of MTU $MTU, $BYTES bytes per pair, $REPS supersteps each; times in us per superstep"
 echo "(shaped: tbf ${RATE_KBIT}kbit with a $LIMIT-byte buffer on every switch port, BSPlib paced"
 echo " at BSP_LINK_RATE=$LINK_RATE; unshaped: plain veth and bridge, BSPlib unpaced)"
 printf '%-9s %-7s %16s %16s  %s\n' links pattern "BSPlib/AF_BSP" "Open MPI" "BSPlib/AF_BSP is Nx faster than Open MPI"
