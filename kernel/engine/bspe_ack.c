@@ -52,10 +52,9 @@ u64 bspe_hole_young(const struct bspe_chan *ch, const struct bspe_rrail *rr,
 	return ripe;
 }
 
-u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_chan *ch,
-		 const struct bspe_rrail *rr, u64 now)
+static u32 bspe_rcv_eoh_in(const struct bspe_chan *ch,
+			   const struct bspe_rrail *rr, u64 now)
 {
-	(void)ep;
 	if (bspe_hole_young(ch, rr, now))
 		return rr->rcv_nxt;
 	/*
@@ -68,6 +67,23 @@ u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_chan *ch,
 	if (bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt))
 		return rr->hint_nxt;
 	return rr->rcv_nxt;
+}
+
+u32 bspe_rcv_eoh(const struct bspe_ep *ep, const struct bspe_chan *ch,
+		 const struct bspe_rrail *rr, u64 now)
+{
+	u32 eoh = bspe_rcv_eoh_in(ch, rr, now);
+
+	(void)ep;
+	/*
+	 * Out of memory: the hole ends at the first packet refused, which
+	 * would be refused again; below it are fragments of messages taken
+	 * (Documentation/protocol.rst, "Receive memory").
+	 */
+	if (ch->rx_blocked && bspe_seq_lt(rr->refused, eoh))
+		eoh = bspe_seq_lt(rr->refused, rr->rcv_nxt) ? rr->rcv_nxt :
+							    rr->refused;
+	return eoh;
 }
 
 void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample)

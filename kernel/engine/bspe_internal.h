@@ -8,7 +8,13 @@
 
 #include "bspe.h"
 
-/* Sequence arithmetic modulo 2^32. */
+/*
+ * Sequence arithmetic modulo 2^32. BSPE_SEQ_FAR beyond a rail's rcv_nxt is
+ * above every number a report of the rail can carry (at most a window
+ * ahead, BSPE_MAX_WND) however far rcv_nxt then moves within a window.
+ */
+#define BSPE_SEQ_FAR	0x40000000u
+
 static inline int bspe_seq_lt(u32 a, u32 b)
 {
 	return (s32)(a - b) < 0;
@@ -178,6 +184,7 @@ struct bspe_rrail {
 	u32	since_ack;	/* packets arrived since the last ack of this rail */
 	u32	ooo;		/* bits set above rcv_nxt */
 	u32	eoh;		/* lowest set bit above rcv_nxt, valid if ooo */
+	u32	refused;	/* first seq refused for memory, if rx_blocked */
 	u8	ack_wanted;	/* an ack was requested and not yet given */
 	u8	changed;	/* state changed since last reported */
 	u8	reply_now;	/* BSPE_REPLY_*: a PROBE/PROD to answer at once */

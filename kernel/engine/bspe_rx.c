@@ -298,17 +298,19 @@ static void bspe_rx_resume_in(struct bspe_ep *ep, u64 now)
 	     ch = ch->link[BSPE_L_OPEN].next) {
 		if (!ch->rx_blocked)
 			continue;
-		for (r = 0; r < ep->cfg.nrails; r++) {
-			const struct bspe_rrail *rr = &ch->rrail[r];
-
-			if ((ch->rail_up & (1u << r)) &&
-			    (rr->ooo || bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt)))
-				bspe_send_ctrl(ep, ch, BSPE_T_PROD,
-					       BSPE_F_ACKREQ, (u8)r, (u8)r,
-					       now);
-		}
 		/* room again: no longer BUSY, its holes prodded as any */
 		ch->rx_blocked = 0;
+		for (r = 0; r < ep->cfg.nrails; r++) {
+			struct bspe_rrail *rr = &ch->rrail[r];
+
+			if (!(ch->rail_up & (1u << r)) || !bspe_rcv_hole(rr))
+				continue;
+			/* our own refusals: certain, never too young */
+			rr->hole_at = 0;
+			rr->hole_due = 0;
+			bspe_send_ctrl(ep, ch, BSPE_T_PROD, BSPE_F_ACKREQ,
+				       (u8)r, (u8)r, now);
+		}
 		ch->last_prod = now;
 		ch->prod_tx = now;
 		ch->prod_pending = BSPE_PROD_ASKED;
@@ -430,15 +432,25 @@ static void bspe_rx_gap(struct bspe_ep *ep, struct bspe_chan *ch,
  * A valid DATA packet @seq was refused for lack of receive memory. It stays
  * unacknowledged; the sender has sent up to it, which makes it a known hole
  * (prodded for, resent on resume), and the channel answers probes with BUSY
- * until it takes a new message.
+ * until it takes a new message. Each rail remembers the first packet it
+ * refused: its reports ask for the holes below it (fragments of a message
+ * it has taken) and not for what it would refuse again (bspe_rcv_eoh).
  */
-static void bspe_rx_refused(struct bspe_chan *ch, struct bspe_rrail *rr,
-			    u32 seq)
+static void bspe_rx_refused(struct bspe_ep *ep, struct bspe_chan *ch,
+			    struct bspe_rrail *rr, u32 seq)
 {
+	u32 r;
+
 	if (bspe_seq_lt(rr->rcv_nxt, seq + 1) &&
 	    (!bspe_seq_lt(rr->rcv_nxt, rr->hint_nxt) ||
 	     bspe_seq_lt(rr->hint_nxt, seq + 1)))
 		rr->hint_nxt = seq + 1;
+	if (!ch->rx_blocked)
+		for (r = 0; r < ep->cfg.nrails; r++)
+			ch->rrail[r].refused = ch->rrail[r].rcv_nxt +
+					       BSPE_SEQ_FAR;
+	if (bspe_seq_lt(seq, rr->refused))
+		rr->refused = seq;
 	ch->rx_blocked = 1;
 }
 
@@ -489,7 +501,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		 * holes behind it forever). The sender is told BUSY and
 		 * prodded when the reader consumes.
 		 */
-		bspe_rx_refused(ch, rr, k->seq);
+		bspe_rx_refused(ep, ch, rr, k->seq);
 		ep->rx_blocked = 1;
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
@@ -514,7 +526,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 	err = ep->ops->rx_data(ep->ctx, &f);
 	if (err == -ENOBUFS) {
 		/* the caller's receive memory is full */
-		bspe_rx_refused(ch, rr, k->seq);
+		bspe_rx_refused(ep, ch, rr, k->seq);
 		return bspe_drop(st, BSPE_DROP_NOBUFS, -ENOBUFS);
 	}
 	if (err)
@@ -655,14 +667,15 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 		bspe_wndreq_sample(ep, ch, sr, k->ack, now);
 	}
 	/*
-	 * A receiver out of memory would refuse the hole again: resend only
-	 * its first packet (a window probe), and only on the answer to a
-	 * timeout probe, once per timeout; the receiver prods for the rest
-	 * once it takes it. The BUSY answer to a check would otherwise draw a
-	 * resend, refused, and another check, every round trip.
+	 * A receiver out of memory reports holes up to the first packet it
+	 * refused (fragments of messages it took), never what it would refuse
+	 * again. When that is nothing, the answer to a timeout probe draws
+	 * the first packet (a window probe), once per timeout; the receiver
+	 * prods for the rest once it has room.
 	 */
-	if ((k->flags & BSPE_F_BUSY) && bspe_seq_lt(k->ack, eoh))
-		eoh = cause == BSPE_CAUSE_TIMEOUT ? k->ack + 1 : k->ack;
+	if ((k->flags & BSPE_F_BUSY) && cause == BSPE_CAUSE_TIMEOUT &&
+	    !bspe_seq_lt(k->ack, eoh))
+		eoh = k->ack + 1;
 	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, seen, now);
 	if (k->type == BSPE_T_PROD && !sent &&
 	    bspe_prod_wants_reply(ch, sr, k))

@@ -210,6 +210,8 @@ void Node::cb_deliver(void *ctx, const bspe_delivery *d) {
     sim.push(sim.now_ + n->consume_delay_ns, [n, len, &sim] {
         n->rx_bytes_held -= len;
         sim.timed([&] { bspe_rx_consumed(n->ep_, len, sim.now_); });
+        if (n->on_consume)
+            n->on_consume(*n, len);
     });
     sim.check_delivery(n->id_, del);
     if (!sim.net_.keep_history) {

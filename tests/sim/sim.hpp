@@ -139,6 +139,9 @@ class Node {
     uint64_t rx_bytes_held = 0;       // delivered bytes not yet consumed
     uint64_t consume_delay_ns = 0;    // the reader consumes a message this long after delivery
     std::function<void(Node &, const Delivered &)> on_deliver;
+    // Called when the reader consumes a message (after bspe_rx_consumed), with its length: a
+    // caller that accounts receive memory itself (BSPE_CFG_EXT_RCVBUF) resumes the engine here.
+    std::function<void(Node &, uint32_t len)> on_consume;
     std::function<void(Node &, uint64_t serial, int status)> on_complete;
     std::function<void(Node &, int peer, int rail, int up)> on_rail_event;
     // Channel memory the engine holds now (ops->chan_alloc minus chan_free) and its peak;

@@ -134,3 +134,73 @@ TEST(RxMemory, BusyReceiverKeepsMessagesAlive) {
     EXPECT_EQ(sim.verify_all_delivered(), "");
     EXPECT_EQ(sim.node(0).stats().msgs_failed, 0u);
 }
+
+// A reader that starts late, with a receive buffer (64 KiB) far below what its sender has in
+// flight (256 KiB messages, a window of 256 packets per rail), the receiver's accounting as
+// the module's (bsp_rx_admit: a message is taken while less than the buffer is held, and the
+// next one to deliver when nothing waits to be read; the engine is resumed when the reader
+// makes room). Each resume brings the next message; the
+// holes of a message taken are resent at once although their packets were refused before
+// (the receiver's reports stop at the first packet it refused, BUSY or not). It took 14 s of
+// sender timeouts (one packet per timeout) when BUSY answers asked for nothing.
+class SmallRcvbuf : public ::testing::TestWithParam<int> {};
+
+TEST_P(SmallRcvbuf, LateReaderGetsEverythingWithoutTimeouts) {
+    bspe_cfg c = ext_cfg();
+    c.frag_size = 1500 - BSPE_HDR_LEN;
+    c.rto_min_ns = 200 * kMs;
+    c.rtt_init_ns = 1 * kMs;
+    c.unreach_ns = 10000 * kMs;
+    auto nc = net(2, GetParam());
+    for (auto &r : nc.rail) {
+        r.gbps = 1;
+        r.latency_ns = 50 * kUs;
+    }
+    bspsim::Sim sim(nc, c);
+    const uint64_t rcvbuf = 64 * 1024, start = 2100 * kMs;
+    const int msgs = 40;
+    uint64_t admitted = 0, consumed = 0;
+    bool refused = false;
+    sim.node(1).consume_delay_ns = 100 * kUs;
+    sim.node(1).rx_gate = [&](const bspe_rx_frag &f) {
+        if (!f.first)
+            return 0;
+        // the next message to deliver is taken beyond the buffer when nothing waits to be
+        // read: the reader could never make room otherwise
+        bool over = f.next && sim.node(1).rx_bytes_held == 0;
+        if (sim.now() < start || (admitted - consumed >= rcvbuf && !over)) {
+            refused = true;
+            return -ENOBUFS;
+        }
+        admitted += f.msg_len;
+        return 0;
+    };
+    sim.node(1).on_consume = [&](bspsim::Node &n, uint32_t len) {
+        consumed += len;
+        if (refused && admitted - consumed < rcvbuf) {
+            refused = false;
+            bspe_rx_resume(n.ep(), sim.now());
+        }
+    };
+    for (int i = 0; i < msgs; ++i)
+        sim.send(0, 1, bspsim::Sim::pattern(0, 1, i, 256 * 1024));
+    sim.run_until(start - 1);
+    EXPECT_TRUE(sim.node(1).delivered.empty());
+    const bspe_stats before = sim.node(0).stats();
+    sim.at(start, [&] {
+        refused = false;
+        bspe_rx_resume(sim.node(1).ep(), sim.now());
+    });
+    // 10 MiB at 1 Gbit/s takes 84 ms on the wire; a sender timeout alone is 200 ms
+    sim.run_until(start + c.rto_min_ns);
+    EXPECT_EQ(sim.node(1).delivered.size(), size_t(msgs));
+    EXPECT_EQ(sim.node(0).stats().timeouts, before.timeouts);
+    ASSERT_TRUE(sim.run_until_idle(start + 20000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_EQ(sim.node(0).stats().msgs_failed, 0u);
+    EXPECT_EQ(consumed, uint64_t(msgs) * 256 * 1024);
+    for (int n = 0; n < 2; ++n)
+        EXPECT_TRUE(sim.node(n).errors.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Rails, SmallRcvbuf, ::testing::Values(1, 2));

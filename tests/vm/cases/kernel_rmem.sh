@@ -11,7 +11,11 @@
 #     arrives;
 #  3. 256 valid 86-byte frames, each the last fragment of a different 1 MiB
 #     message: at most SO_RCVBUF + 2 messages are pinned, and freed when
-#     the reassemblies expire (net.bsp.reasm_timeout_ms), counted.
+#     the reassemblies expire (net.bsp.reasm_timeout_ms), counted;
+#  4. a receiver with a 64 KiB SO_RCVBUF that starts reading late, behind a
+#     sender with a 4 MiB SO_SNDBUF (40 x 256 KiB): everything arrives once
+#     the reader reads, without waiting for sender timeouts (it took more
+#     than 60 s when BUSY answers asked the sender for nothing).
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
 . "$BSPVM_REPO/tests/kernel/vmlib.sh"
 
@@ -163,4 +167,38 @@ expect_eq "$(stat_of n1 reasm_expired)" 2 "reassemblies expired"
 kill "$hold"
 wait "$hold" 2>/dev/null
 log "part 3 ok: peak $peak <= $ceiling, freed after expiry"
+bsp_nodes_cleanup
+
+# ---- 4. a small receive buffer behind a sender with much in flight
+bsp_nodes 2 1
+bsp_wait_peers 1
+KIB=1024
+XFER_RCVBUF=$((32 * KIB)) XFER_START_FILE=$tmp/go4 ip netns exec n1 "$XFER" recv 7700 1 40 \
+	"fixed:$((256 * KIB))" >"$tmp/r4" 2>&1 &
+rcv=$!
+wait_line "$tmp/r4" '^bound' "receiver did not start"
+XFER_SNDBUF=$((2 * MIB)) ip netns exec n0 "$XFER" send 2 7700 40 "fixed:$((256 * KIB))" \
+	>"$tmp/s4" 2>&1 &
+snd=$!
+on_exit "kill $rcv $snd 2>/dev/null"
+sleep 3	# the sender fills its window; the receiver refuses all of it
+t0=$(date +%s%N)
+touch "$tmp/go4"
+# 10 MiB: 0.6 s here; 33 s when every message waited for sender timeouts
+deadline=$((t0 + 10000000000 * ${BSPVM_TIMEOUT_SCALE:-1}))
+while kill -0 "$rcv" 2>/dev/null && [ "$(date +%s%N)" -lt "$deadline" ]; do
+	sleep 0.1
+done
+t1=$(date +%s%N)
+kill -0 "$rcv" 2>/dev/null &&
+	fail "40 x 256 KiB not received $(((t1 - t0) / 1000000)) ms after the reader started"
+
+wait "$rcv" || fail "receiver: $(cat "$tmp/r4")"
+wait "$snd" || fail "sender: $(cat "$tmp/s4")"
+cat "$tmp/r4"
+grep -q "^recv ok 40 $((40 * 256 * KIB))\$" "$tmp/r4" || fail "not all 40 messages arrived"
+retx=$(sed -n 's/^send stats: .* retransmits \([0-9]*\) .*/\1/p' "$tmp/s4")
+echo "part 4: 40 x 256 KiB in $(((t1 - t0) / 1000000)) ms after the reader started," \
+	"$(grep '^recv nobufs' "$tmp/r4"), sender retransmits ${retx:-?}"
+log "part 4 ok"
 exit 0
