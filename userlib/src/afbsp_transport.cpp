@@ -20,6 +20,7 @@
 
 #include "bspe.h"
 #include "codec.hpp"
+#include "engine_stats.hpp"
 
 namespace bsp::rt {
 
@@ -410,13 +411,7 @@ void AfBspTransport::shutdown() {
         if (std::getenv("BSP_STATS") && getsockopt(fd_, SOL_BSP, BSP_PROTO_STATS, &st, &len) == 0) {
             // The socket's drops[] are the engine's, in its order (kernel/transport.c).
             static_assert(static_cast<int>(BSPE_DROP_MAX) == __BSP_PROTO_DROP_MAX);
-            std::string drops;
-            for (int d = 0; d < BSPE_DROP_MAX; ++d) {
-                if (st.drops[d]) {
-                    drops += std::string(" drop_") + bspe_drop_name(static_cast<bspe_drop>(d)) +
-                             " " + std::to_string(st.drops[d]);
-                }
-            }
+            const std::string drops = format_drops(st.drops);
             std::fprintf(stderr,
                          "bsp: afbsp stats of process %d: data_tx %llu data_rx %llu retx_hole %llu "
                          "retx_prod %llu retx_timeout %llu dup_rx %llu acks_tx %llu prods_tx %llu "

@@ -27,6 +27,7 @@
 
 #include "bspe.h"
 #include "codec.hpp"
+#include "engine_stats.hpp"
 #include "misuse.hpp"
 #include "runtime_config.hpp"
 #include "udp_rails.hpp"
@@ -938,12 +939,7 @@ void UdpTransport::print_stats() const {
         " retx_timeout " + std::to_string(st.retx_timeout) + " acks_tx " +
         std::to_string(st.acks_tx) + " prods_tx " + std::to_string(st.prods_tx) + " timeouts " +
         std::to_string(st.timeouts) + " acked_implicit " + std::to_string(st.acked_implicit);
-    for (int d = 0; d < BSPE_DROP_MAX; ++d) {
-        if (st.drops[d]) {
-            line += std::string(" drop_") + bspe_drop_name(static_cast<bspe_drop>(d)) + " " +
-                    std::to_string(st.drops[d]);
-        }
-    }
+    line += format_drops(st.drops);
     if (drop_source_) {
         line += " drop_source " + std::to_string(drop_source_);
     }
