@@ -416,6 +416,14 @@ void bspe_spkt_settle(struct bspe_ep *ep, struct bspe_chan *ch,
 void bspe_advance_una(struct bspe_ep *ep, struct bspe_srail *sr);
 void bspe_send_ctrl(struct bspe_ep *ep, struct bspe_chan *ch, u8 type,
 		    u16 flags, u8 rail, u8 ack_rail, u64 now);
+/* A probe (ACK with PROBE|ACKREQ) on @rail: its answer tells what arrived. */
+static inline void bspe_send_probe(struct bspe_ep *ep, struct bspe_chan *ch,
+				   u8 rail, u64 now)
+{
+	bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_PROBE | BSPE_F_ACKREQ, rail,
+		       rail, now);
+}
+
 void bspe_acks_flush(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 u64 bspe_probe_answered(struct bspe_srail *sr);
 void bspe_rtt_sample(struct bspe_ep *ep, struct bspe_chan *ch, u64 sample);

@@ -451,24 +451,21 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		if (sr->probes < 255)
 			sr->probes++;
 		sr->probe_time = now;
-		bspe_send_ctrl(ep, ch, BSPE_T_ACK,
-			       BSPE_F_PROBE | BSPE_F_ACKREQ, (u8)r, (u8)r, now);
+		bspe_send_probe(ep, ch, (u8)r, now);
 	}
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		t = bspe_tlp_due(ep, ch, r);
-		if (!t || t > now)
-			continue;
-		ch->srail[r].chk_time = now;
-		bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_PROBE | BSPE_F_ACKREQ,
-			       (u8)r, (u8)r, now);
+		if (t && t <= now) {
+			ch->srail[r].chk_time = now;
+			bspe_send_probe(ep, ch, (u8)r, now);
+		}
 	}
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		t = bspe_revive_due(ep, ch, r);
-		if (!t || t > now)
-			continue;
-		ch->srail[r].probe_time = now;
-		bspe_send_ctrl(ep, ch, BSPE_T_ACK, BSPE_F_PROBE | BSPE_F_ACKREQ,
-			       (u8)r, (u8)r, now);
+		if (t && t <= now) {
+			ch->srail[r].probe_time = now;
+			bspe_send_probe(ep, ch, (u8)r, now);
+		}
 	}
 	t = bspe_prod_due(ep, ch);
 	if (t && t <= now)

@@ -228,9 +228,7 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		    (sr->chk_time <= p->last_tx ||
 		     now - sr->chk_time >= 2 * ch->srtt)) {
 			sr->chk_time = now;
-			bspe_send_ctrl(ep, ch, BSPE_T_ACK,
-				       BSPE_F_PROBE | BSPE_F_ACKREQ, rail, rail,
-				       now);
+			bspe_send_probe(ep, ch, rail, now);
 		}
 		return 0;
 	}
