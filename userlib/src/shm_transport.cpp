@@ -1,7 +1,6 @@
 #include "shm_transport.hpp"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -48,24 +47,6 @@ constexpr std::uint32_t kBoardOverflow = 0xffffffff;
 
 std::string errno_text(int e) {
     return std::strerror(e);
-}
-
-// The messaging layer allocates and frees its large buffers (put buffers, units, received
-// messages of up to 256 KiB) every superstep. With glibc's default policy those come from
-// mmap or from a heap top that is trimmed as soon as they are freed, so every superstep
-// faults its pages in again and the kernel zeroes them: a fifth of the CPU time of a 512
-// KiB total exchange. Processes that share memory fix the thresholds where glibc's own
-// dynamic policy ends for a program that frees large blocks (mmap from 32 MiB, trim above
-// 64 MiB), unless the user set them (Documentation/decisions.rst, "Heap thresholds of
-// processes that share memory").
-void keep_heap_memory() {
-    for (const char *v : {"GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"}) {
-        if (std::getenv(v)) {
-            return;
-        }
-    }
-    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 // The start of a process's segment: what peers check after mapping it, and the doorbell.
@@ -316,7 +297,6 @@ ShmTransport::ShmTransport(launch::Session &session, const std::vector<bool> &lo
     if (nlocal_ < static_cast<std::size_t>(nprocs_) && !remote_) {
         throw std::logic_error("shared-memory transport: remote processes and no transport");
     }
-    keep_heap_memory();
     Published mine;
     const std::size_t nrings = nlocal_ - 1;
     // The board exists when every process is local.

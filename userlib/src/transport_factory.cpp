@@ -5,6 +5,7 @@
 
 #include "afbsp_transport.hpp"
 #include "codec.hpp"
+#include "heap_policy.hpp"
 #include "shm_transport.hpp"
 #include "udp_transport.hpp"
 
@@ -100,6 +101,7 @@ std::unique_ptr<Transport> open_remote(TransportChoice choice, launch::Session &
 }  // namespace
 
 std::unique_ptr<Transport> open_transport(TransportChoice choice, launch::Session &session) {
+    keep_heap_memory();
     // Every process prepares what it can, the offers are exchanged, and all processes
     // take the same decision: AF_BSP when requested, or (auto) when every process has it.
     std::optional<AfBspEndpoint> afbsp;
