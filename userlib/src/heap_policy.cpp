@@ -10,8 +10,8 @@ namespace bsp::rt {
 // The messaging layer allocates and frees its large buffers (put buffers, units, received
 // messages of up to 256 KiB) every superstep. With glibc's default policy those come from
 // mmap or from a heap top that is trimmed as soon as they are freed, so every superstep
-// faults its pages in again and the kernel zeroes them: a fifth to a third of the CPU time
-// of a total exchange of 64-512 KiB per pair, over any transport. The thresholds are where
+// faults its pages in again and the kernel zeroes them: a tenth (UDP, 64 KiB per pair) to a
+// fifth (shared memory, 512 KiB) of the CPU time of a total exchange. The thresholds are where
 // glibc's own dynamic policy ends for a program that frees large blocks (mmap from 32 MiB,
 // trim above 64 MiB).
 void keep_heap_memory() {
