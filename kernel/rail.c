@@ -60,9 +60,11 @@ unsigned int bsp_rail_headroom(void)
 /*
  * Softirq: frame @skb (data at its AF_BSP header) arrived on @rail, or is
  * one of a super-frame's frames, which arrive one after the other, in
- * order, as if each had come alone.
+ * order, as if each had come alone. Frames for the transport are queued on
+ * @list, which bsp_rail_rcv hands over once the super-frame is taken apart.
  */
-static void bsp_rail_rcv_frame(struct bsp_rail *rail, struct sk_buff *skb)
+static void bsp_rail_rcv_frame(struct bsp_rail *rail, struct sk_buff *skb,
+			       struct sk_buff_head *list)
 {
 	struct bsp_master *m = rail->master;
 	struct bsp_net *bn = m->bn;
@@ -95,10 +97,12 @@ static void bsp_rail_rcv_frame(struct bsp_rail *rail, struct sk_buff *skb)
 			bsp_count_drop(bn, BSP_DROP_NOMEM);
 			goto drop;
 		}
+		/* in order, and discovery may take transport locks */
+		bsp_transport_rcv_list(bn, rail->index, list);
 		bsp_discovery_rcv(bn, rail, skb);
 		return;
 	}
-	bsp_transport_rcv(bn, rail->index, skb);
+	bsp_transport_rcv_add(bn, list, skb);
 	return;
 drop:
 	kfree_skb(skb);
@@ -111,6 +115,7 @@ static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
 	struct bsp_rail *rail = pt->af_packet_priv;
 	struct bsp_master *m = rail->master;
 	struct bsp_net *bn = m->bn;
+	struct sk_buff_head list;
 	struct sk_buff *next;
 
 	if (skb->pkt_type == PACKET_OTHERHOST ||
@@ -132,10 +137,12 @@ static int bsp_rail_rcv(struct sk_buff *skb, struct net_device *dev,
 	skb = bsp_gso_rx_split(bn, skb);
 	if (!skb)
 		return NET_RX_DROP;
+	__skb_queue_head_init(&list);
 	skb_list_walk_safe(skb, skb, next) {
 		skb_mark_not_on_list(skb);
-		bsp_rail_rcv_frame(rail, skb);
+		bsp_rail_rcv_frame(rail, skb, &list);
 	}
+	bsp_transport_rcv_list(bn, rail->index, &list);
 	return NET_RX_SUCCESS;
 }
 

@@ -1749,37 +1749,88 @@ static int bsp_engine_rx(struct bsp_transport *tp, u8 rail,
 	return err;
 }
 
-void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
+/*
+ * The checks of frame @skb that need no lookup: its header, to this node.
+ * False: dropped and counted, consumed.
+ */
+static bool bsp_rx_frame_ok(struct bsp_net *bn, struct sk_buff *skb)
 {
 	const struct bspe_hdr *h;
-	struct bsp_transport *tp;
-	bool known, kept = false;
-	struct sock *sk;
-	int err;
-	u32 src;
 
 	if (skb->len < BSPE_HDR_LEN) {
 		bsp_count_drop(bn, BSP_DROP_SHORT);
-		goto out;
+		goto drop;
 	}
 	if (!pskb_may_pull(skb, BSPE_HDR_LEN)) {
 		bsp_count_drop(bn, BSP_DROP_NOMEM);
-		goto out;
+		goto drop;
 	}
 	h = (const struct bspe_hdr *)skb->data;
 	if (ntohl(h->dst_node) != bsp_node_id(bn)) {
 		bsp_count_drop(bn, BSP_DROP_ADDR);
-		goto out;
+		goto drop;
 	}
+	return true;
+drop:
+	bsp_frame_consume(skb);
+	return false;
+}
+
+/* The source node, link address and destination port of a frame. */
+struct bsp_rx_flow {
+	__be32 src_node;
+	__be16 dst_port;
+	u8 addr[ETH_ALEN];
+};
+
+static void bsp_rx_flow_of(struct bsp_rx_flow *f, const struct sk_buff *skb)
+{
+	const struct bspe_hdr *h = (const struct bspe_hdr *)skb->data;
+
+	f->src_node = h->src_node;
+	f->dst_port = h->dst_port;
+	ether_addr_copy(f->addr, eth_hdr(skb)->h_source);
+}
+
+static bool bsp_rx_flow_is(const struct bsp_rx_flow *f,
+			   const struct sk_buff *skb)
+{
+	const struct bspe_hdr *h = (const struct bspe_hdr *)skb->data;
+
+	return h->src_node == f->src_node && h->dst_port == f->dst_port &&
+	       ether_addr_equal(eth_hdr(skb)->h_source, f->addr);
+}
+
+static bool bsp_rx_batch = true;
+module_param_named(rx_batch, bsp_rx_batch, bool, 0644);
+MODULE_PARM_DESC(rx_batch,
+		 "hand consecutive received frames for one socket to its engine under one lock, lookup and flush (default on)");
+
+/*
+ * Frame @skb (checked by bsp_rx_frame_ok) and the frames at the head of
+ * @list that come from the same node and link address to the same port:
+ * the peer and port lookups of the first serve them all, under one hold of
+ * the socket's lock, and what they made the engine send leaves in one
+ * flush. A super-frame's frames are such a run (offload.c).
+ */
+static void bsp_transport_rcv_run(struct bsp_net *bn, u8 rail,
+				  struct sk_buff *skb,
+				  struct sk_buff_head *list)
+{
+	const struct bspe_hdr *h = (const struct bspe_hdr *)skb->data;
+	u32 src = ntohl(h->src_node);
+	struct bsp_transport *tp;
+	struct bsp_rx_flow flow;
+	bool known, valid = false;
+	struct sock *sk;
+
 	/*
 	 * Only a known peer, from the MAC it has on the rail the frame
 	 * arrived on, reaches a socket: anything else could not be answered,
 	 * and must not open channels or touch liveness.
 	 */
-	src = ntohl(h->src_node);
 	rcu_read_lock();
-	known = bsp_peer_addr_ok(bn, src, rail,
-				 eth_hdr(skb)->h_source);
+	known = bsp_peer_addr_ok(bn, src, rail, eth_hdr(skb)->h_source);
 	rcu_read_unlock();
 	if (!known) {
 		bsp_count_drop(bn, BSP_DROP_SRC_MAC);
@@ -1796,24 +1847,59 @@ void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb)
 		sock_put(sk);
 		goto out;
 	}
+	/* a frame the engine keeps may be read and freed before it returns */
+	bsp_rx_flow_of(&flow, skb);
 	bsp_lock(tp);
-	if (tp->ep) {
-		/* the engine opens a channel only for a valid frame */
-		tp->rx_epoch = ntohl(h->epoch);
-		err = bsp_engine_rx(tp, rail, skb, &kept);
-	} else {
-		err = -ENOENT;
+	for (;;) {
+		bool kept = false;
+		int err = -ENOENT;
+
+		if (tp->ep) {
+			/* the engine opens a channel only for a valid frame */
+			h = (const struct bspe_hdr *)skb->data;
+			tp->rx_epoch = ntohl(h->epoch);
+			err = bsp_engine_rx(tp, rail, skb, &kept);
+		}
+		if (err)
+			bsp_count_drop(bn, BSP_DROP_ENGINE);
+		else
+			valid = true;
+		if (!kept)
+			bsp_frame_consume(skb);
+		skb = skb_peek(list);
+		if (!skb || !READ_ONCE(bsp_rx_batch) ||
+		    !bsp_rx_flow_is(&flow, skb))
+			break;
+		__skb_unlink(skb, list);
 	}
 	bsp_unlock_flush(tp);
-	if (err)
-		bsp_count_drop(bn, BSP_DROP_ENGINE);
-	else	/* a valid frame of the peer proves the rail works */
+	/* a valid frame of the peer proves the rail works */
+	if (valid)
 		bsp_peer_touch(bn, src, rail);
 	sock_put(sk);
-	if (kept)
-		return;
+	return;
 out:
 	bsp_frame_consume(skb);
+}
+
+void bsp_transport_rcv_list(struct bsp_net *bn, u8 rail,
+			    struct sk_buff_head *list)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(list)))
+		bsp_transport_rcv_run(bn, rail, skb, list);
+}
+
+/*
+ * Adds frame @skb to @list, the frames of a rail that bsp_transport_rcv_list
+ * takes in order, if its header passes the checks that need no lookup.
+ */
+void bsp_transport_rcv_add(struct bsp_net *bn, struct sk_buff_head *list,
+			   struct sk_buff *skb)
+{
+	if (bsp_rx_frame_ok(bn, skb))
+		__skb_queue_tail(list, skb);
 }
 
 void bsp_transport_node_reset(struct bsp_net *bn, u32 node)

@@ -160,14 +160,30 @@ void bsp_transport_proto_stats(struct bsp_sock *bs,
 			       struct bsp_proto_stats *st);
 
 /**
- * bsp_transport_rcv() - a DATA, ACK or PROD frame arrived
+ * bsp_transport_rcv_add() - a DATA, ACK or PROD frame arrived
  * @bn: the namespace.
- * @rail: the rail it arrived on.
- * @skb: the frame; consumed.
+ * @list: the frames of the rail waiting for bsp_transport_rcv_list().
+ * @skb: the frame; consumed (added to @list, or dropped and counted).
  *
  * Context: softirq.
  */
-void bsp_transport_rcv(struct bsp_net *bn, u8 rail, struct sk_buff *skb);
+void bsp_transport_rcv_add(struct bsp_net *bn, struct sk_buff_head *list,
+			   struct sk_buff *skb);
+
+/**
+ * bsp_transport_rcv_list() - hand frames of a rail to their sockets
+ * @bn: the namespace.
+ * @rail: the rail they arrived on.
+ * @list: the frames, in the order they arrived; emptied.
+ *
+ * Consecutive frames from one node and link address to one port (the
+ * frames of a super-frame) share the lookups, one hold of the socket's
+ * lock and one transmit flush.
+ *
+ * Context: softirq.
+ */
+void bsp_transport_rcv_list(struct bsp_net *bn, u8 rail,
+			    struct sk_buff_head *list);
 
 /**
  * bsp_transport_node_reset() - a node restarted
