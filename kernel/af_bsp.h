@@ -221,6 +221,7 @@ struct bsp_sock {
 	struct bsp_endpoint *group;	/* kvmalloc'd, group_size entries */
 	struct bsp_expect *expect;	/* one per group member, or NULL */
 	u64 pacing_rate;		/* bytes per second, 0 = unpaced */
+	bool follow;			/* BSP_FOLLOW */
 	u32 chans;			/* BSP_CHANNELS before bind, 0: default */
 
 	/* rail transport: protocol engine endpoint (transport.c) */

@@ -120,8 +120,11 @@ static int bsp_set_barrier_done(struct bsp_sock *bs, u32 epoch)
 		err = -EINVAL;
 	else
 		WRITE_ONCE(bs->epoch, epoch);
-	if (!err)
+	if (!err) {
+		/* the engine clears it too (bspe_superstep_done) */
+		WRITE_ONCE(bs->follow, false);
 		bsp_transport_superstep_done(bs, epoch);
+	}
 	if (!err && bs->expect) {
 		u32 i;
 
@@ -148,6 +151,21 @@ static int bsp_set_expect(struct bsp_sock *bs, const struct bsp_expect *e)
 	} else {
 		bs->expect[idx] = *e;
 		err = bsp_transport_expect(bs, e);
+	}
+	release_sock(&bs->sk);
+	return err;
+}
+
+static int bsp_set_follow(struct bsp_sock *bs, bool follow)
+{
+	int err = 0;
+
+	lock_sock(&bs->sk);
+	if (!bs->group_size) {
+		err = -ENOTCONN;	/* no group: no superstep */
+	} else {
+		WRITE_ONCE(bs->follow, follow);
+		bsp_transport_set_follow(bs, follow);
 	}
 	release_sock(&bs->sk);
 	return err;
@@ -218,6 +236,12 @@ int bsp_setsockopt(struct socket *sock, int level, int optname,
 		if (copy_from_sockptr(&val, optval, sizeof(val)))
 			return -EFAULT;
 		return bsp_set_channels(bs, val);
+	case BSP_FOLLOW:
+		if (optlen < sizeof(int))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		return bsp_set_follow(bs, !!val);
 	case BSP_XDP_STATE:
 		if (!ns_capable(sock_net(sock->sk)->user_ns, CAP_NET_ADMIN))
 			return -EPERM;
@@ -319,6 +343,11 @@ int bsp_getsockopt(struct socket *sock, int level, int optname,
 		break;
 	case BSP_RECVEPOCH:
 		ival = READ_ONCE(bs->recv_epoch);
+		src = &ival;
+		size = sizeof(ival);
+		break;
+	case BSP_FOLLOW:
+		ival = READ_ONCE(bs->follow);
 		src = &ival;
 		size = sizeof(ival);
 		break;

@@ -1585,6 +1585,18 @@ void bsp_transport_set_pacing(struct bsp_sock *bs, u64 rate)
 	bsp_unlock_flush(tp);
 }
 
+void bsp_transport_set_follow(struct bsp_sock *bs, bool follow)
+{
+	struct bsp_transport *tp = bs->tp;
+
+	if (!tp)
+		return;
+	bsp_lock(tp);
+	if (tp->ep)
+		bspe_set_follow(tp->ep, follow);
+	bsp_unlock_flush(tp);
+}
+
 void bsp_transport_stats(struct bsp_sock *bs, struct bsp_sock_stats *st)
 {
 	struct bsp_transport *tp = READ_ONCE(bs->tp);

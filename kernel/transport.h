@@ -141,6 +141,15 @@ int bsp_transport_expect(struct bsp_sock *bs, const struct bsp_expect *e);
 void bsp_transport_set_pacing(struct bsp_sock *bs, u64 rate);
 
 /**
+ * bsp_transport_set_follow() - streams follow counts or not (BSP_FOLLOW)
+ * @bs: the socket.
+ * @follow: the value.
+ *
+ * Context: process context, lock_sock held.
+ */
+void bsp_transport_set_follow(struct bsp_sock *bs, bool follow);
+
+/**
  * bsp_transport_stats() - the socket's counters (BSP_STATS)
  * @bs: the socket.
  * @st: filled with the engine's counters.

@@ -704,6 +704,24 @@ void bspe_timer(struct bspe_ep *ep, u64 now);
 void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now);
 
 /**
+ * bspe_set_follow() - streams follow counts in this superstep
+ * @ep: the endpoint.
+ * @follow: nonzero from the completion of a barrier (after
+ *          bspe_superstep_done()) to the end of that superstep's exchange,
+ *          zero then.
+ *
+ * While set, every member sends its data to a destination right after its
+ * first message there (the messaging layer's count message), not once it
+ * has every count of its own. Then data expected (bspe_expect()) is not
+ * queued behind the sender's other destinations: it is prodded for once
+ * the channel is quiet, not the whole endpoint; and a member's second
+ * packet says nothing of the other members' counts, so no guessed
+ * expectation is started by it (Documentation/protocol.rst, "Prods").
+ * bspe_superstep_done() clears it.
+ */
+void bspe_set_follow(struct bspe_ep *ep, int follow);
+
+/**
  * bspe_group_reset() - the caller's group changed
  * @ep: the endpoint.
  * @now: current time in ns.

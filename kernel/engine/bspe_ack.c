@@ -265,6 +265,7 @@ static void bspe_superstep_done_in(struct bspe_ep *ep, u32 epoch, u64 now)
 	if (epoch <= ep->epoch)
 		return;
 	ep->epoch = epoch;
+	ep->follow = 0;
 	/*
 	 * Our own barrier completion is the same evidence as a member's
 	 * packet of this epoch (Documentation/protocol.rst).
@@ -280,6 +281,13 @@ void bspe_superstep_done(struct bspe_ep *ep, u32 epoch, u64 now)
 {
 	bspe_enter(ep);
 	bspe_superstep_done_in(ep, epoch, now);
+	bspe_leave(ep);
+}
+
+void bspe_set_follow(struct bspe_ep *ep, int follow)
+{
+	bspe_enter(ep);
+	ep->follow = follow ? 1 : 0;
 	bspe_leave(ep);
 }
 

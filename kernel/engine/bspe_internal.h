@@ -273,6 +273,8 @@ struct bspe_chan {
 	u8	rail_up;		/* bitmask of live rails to the node */
 	u8	ack_rr;			/* round-robin piggyback rail */
 	u8	expecting;
+	/* expected while streams followed counts: the channel's quiet counts */
+	u8	expect_near;
 	/* last prod round not answered yet: BSPE_PROD_ASKED or _MUTE */
 	u8	prod_pending;
 	u8	prod_rounds;		/* prod rounds since data last arrived */
@@ -356,7 +358,7 @@ struct bspe_ep {
 	u8	budget_blocked;		/* a channel waited for sndbuf_pkts */
 	u8	closed;			/* bspe_close_notify() was called */
 	u8	rx_blocked;		/* a channel refused for rcvbuf (own budget) */
-	u8	pad[1];
+	u8	follow;			/* streams follow counts (bspe_set_follow) */
 	u32	tomb_next;		/* next tombstone ring entry to use */
 	u32	inc_cur;		/* incarnation of channels opened now */
 	u64	now_hint;		/* time of the latest call */

@@ -358,6 +358,7 @@ static int bspe_expect_in(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
 		return -EINVAL;
 	ch->expect_until = ch->rcv_next_msg + nmsgs;
 	ch->expecting = nmsgs > 0;
+	ch->expect_near = ep->follow;
 	/* First prod no earlier than one interval from now. */
 	ch->last_prod = now;
 	bspe_arm_chan(ep, ch, now);

@@ -54,8 +54,11 @@ void bspe_guess_data(struct bspe_ep *ep, struct bspe_chan *ch, u32 epoch,
 	 * A member past its first packet of this superstep (the messaging
 	 * layer's count message) had every member's count: the others have
 	 * sent theirs, to us too. Look for the missing ones a round trip on.
+	 * Not when streams follow counts: its data came right behind its
+	 * count, whatever the others' counts.
 	 */
-	if (++ch->data_pkts == 2 && e == ep->epoch + 1 && ep->guess_ep != e) {
+	if (++ch->data_pkts == 2 && e == ep->epoch + 1 && !ep->follow &&
+	    ep->guess_ep != e) {
 		ep->guess_ep = e;
 		ep->guess_at = now + (ep->srtt ? ep->srtt : ep->cfg.rtt_init_ns);
 	}
@@ -153,9 +156,13 @@ static u64 bspe_prod_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
 	 * sends a message's fragments back to back, the rest of it is not
 	 * queued behind other senders' data. Data merely expected may be
 	 * (its sender serves other destinations first) while this endpoint
-	 * is receiving: wait until the endpoint is quiet.
+	 * is receiving: wait until the endpoint is quiet. Unless it was
+	 * expected while streams followed counts (bspe_set_follow): then it
+	 * left right behind the count message that announced it, which has
+	 * arrived, and the channel's quiet is what counts.
 	 */
-	for (r = 0; r < ep->cfg.nrails && !ch->rx_active; r++)
+	for (r = 0; r < ep->cfg.nrails && !ch->rx_active && !ch->expect_near;
+	     r++)
 		if (rails & (1u << r) && !ch->rrail[r].ooo &&
 		    !bspe_seq_lt(ch->rrail[r].rcv_nxt, ch->rrail[r].hint_nxt))
 			quiet = bspe_max64(quiet, ep->last_rx_any);

@@ -19,6 +19,8 @@
 // "Scale"); BSP_TRACE_PAIR=a,b and BSP_TRACE_SLOW=1 in the environment add packet detail.
 // -B: no process expects its barrier partner's message (bspe_expect), as libbsp's messaging
 // layer did before it did: what expecting changes under loss.
+// -F: every data stream after all of the process's counts arrived, as libbsp did before
+// streams followed counts (and still does in a superstep with get requests).
 // Exit status 0 iff every run delivered every message exactly once and intact; the targets are
 // printed, never asserted (a benchmark, not a test).
 #include <sys/resource.h>
@@ -103,6 +105,7 @@ struct Row {
 };
 
 bool g_expect_barrier = true;  // -B: false
+bool g_follow = true;          // -F: false
 bool g_trace = false;          // -T: trace loss recovery and sender timeouts
 
 // -T: what happened to every lost packet and every sender timeout of a run, and which message
@@ -389,6 +392,7 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     uint64_t link_rate = static_cast<uint64_t>(g_gbps * 1e9 / 8) * static_cast<uint64_t>(rails);
     MsgLayerRun bsp(sim, pat, supersteps, link_rate);
     bsp.expect_barrier = g_expect_barrier;
+    bsp.streams_follow = g_follow;
     std::unique_ptr<Trace> trace;
     if (g_trace)
         trace = std::make_unique<Trace>(sim, bsp);
@@ -470,9 +474,11 @@ int main(int argc, char **argv) {
     double mem_gib = 8;  // engine memory the simulated cluster may hold
     for (int i = 1; i < argc; i += 2) {
         std::string o = argv[i];
-        if (o == "-B" || o == "-T" || o == "-K") {  // flags: no value
+        if (o == "-B" || o == "-T" || o == "-K" || o == "-F") {  // flags: no value
             if (o == "-K")
                 g_module_timers = true;
+            else if (o == "-F")
+                g_follow = false;
             else
                 (o == "-B" ? g_expect_barrier : g_trace) = o == "-T";
             i--;
@@ -515,7 +521,7 @@ int main(int argc, char **argv) {
                 stderr,
                 "usage: %s [-p LIST] [-r LIST] [-l LIST] [-w total,sparse] "
                 "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-R seed] [-g Gb/s] [-L us] "
-                "[-q bytes] [-B] [-K] [-T]\n",
+                "[-q bytes] [-B] [-F] [-K] [-T]\n",
                 argv[0]);
             return 2;
         }
@@ -540,6 +546,8 @@ int main(int argc, char **argv) {
         g_gbps, double(g_latency) / kUs, (unsigned long long)g_buffer, h, supersteps);
     if (!g_expect_barrier)
         std::printf("-B: no process expects its barrier partner's message (bspe_expect).\n\n");
+    if (!g_follow)
+        std::printf("-F: data streams after all counts, not right behind each count.\n\n");
     if (g_seed != 42)
         std::printf("-R: seed %llu.\n\n", static_cast<unsigned long long>(g_seed));
     if (g_module_timers)

@@ -567,6 +567,8 @@ void test_superstep_options() {
     int b = bound_socket(0);
     uint32_t e = 1;
     CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_BARRIER_DONE, &e, sizeof(e)), ENOTCONN);  // no group
+    int follow = 1;
+    CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_FOLLOW, &follow, sizeof(follow)), ENOTCONN);
     // struct bsp_group with two members, as user space lays it out
     struct Group {
         uint32_t count, reserved;
@@ -605,6 +607,26 @@ void test_superstep_options() {
     CHECK_EQ(getsockopt(a, SOL_BSP, BSP_EPOCH, &epoch, &el), 0);
     CHECK_EQ(epoch, 3);
 
+    // BSP_FOLLOW: set after a barrier, read back, cleared by the next barrier
+    int fv = -1;
+    socklen_t fl = sizeof(fv);
+    CHECK_EQ(getsockopt(a, SOL_BSP, BSP_FOLLOW, &fv, &fl), 0);
+    CHECK_EQ(fv, 0);
+    follow = 7;  // any non-zero value
+    CHECK_EQ(setsockopt(a, SOL_BSP, BSP_FOLLOW, &follow, sizeof(follow)), 0);
+    CHECK_EQ(getsockopt(a, SOL_BSP, BSP_FOLLOW, &fv, &fl), 0);
+    CHECK_EQ(fv, 1);
+    CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_FOLLOW, &follow, 2), EINVAL);
+    e = 4;
+    CHECK_EQ(setsockopt(a, SOL_BSP, BSP_BARRIER_DONE, &e, sizeof(e)), 0);
+    CHECK_EQ(getsockopt(a, SOL_BSP, BSP_FOLLOW, &fv, &fl), 0);
+    CHECK_EQ(fv, 0);
+    CHECK_EQ(setsockopt(a, SOL_BSP, BSP_FOLLOW, &follow, sizeof(follow)), 0);
+    follow = 0;
+    CHECK_EQ(setsockopt(a, SOL_BSP, BSP_FOLLOW, &follow, sizeof(follow)), 0);
+    CHECK_EQ(getsockopt(a, SOL_BSP, BSP_FOLLOW, &fv, &fl), 0);
+    CHECK_EQ(fv, 0);
+
     bsp_expect ex{};
     ex.peer = {BSP_NODE_LOCAL, port_of(b), 0};
     ex.messages = 4;
@@ -639,7 +661,7 @@ void test_superstep_options() {
         CHECK_EQ(cm->cmsg_type, BSP_CMSG_EPOCH);
         uint32_t got_epoch;
         memcpy(&got_epoch, CMSG_DATA(cm), sizeof(got_epoch));
-        CHECK_EQ(got_epoch, 3);
+        CHECK_EQ(got_epoch, 4);  // the last BSP_BARRIER_DONE above
     }
     // send flags travel as a control message; unknown flags are refused
     uint32_t sflags = BSP_SEND_LAST | BSP_SEND_SYNC;

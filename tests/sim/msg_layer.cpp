@@ -150,6 +150,22 @@ void MsgLayerRun::send(int src, int dst, char tag, int s, uint32_t aux, uint32_t
     sim_.send(src, dst, std::move(d), flags);
 }
 
+// The data stream to j: one put record of len bytes repackaged into units of at most
+// unit_bytes, the last with BSPE_SEND_LAST.
+void MsgLayerRun::send_stream(int i, int j, uint32_t len) {
+    uint32_t room = unit_bytes_ - kUnitHeader - kRecordHeader;
+    uint32_t left = len, u = 0;
+    do {
+        uint32_t chunk = std::min(left, room);
+        left -= chunk;
+        uint32_t ulen = kUnitHeader + kRecordHeader + chunk;
+        send(i, j, 'D', st_[static_cast<size_t>(i)].s, u++, ulen, left ? 0 : BSPE_SEND_LAST);
+        stats_.data_bytes += ulen;
+        stats_.data_units++;
+    } while (left);
+    stats_.payload += len;
+}
+
 void MsgLayerRun::barrier_send(int i, int to, int round) {
     Proc &pr = st_[static_cast<size_t>(i)];
     uint32_t n = static_cast<uint32_t>(round) == static_cast<uint32_t>(log_q_ + 1)
@@ -290,12 +306,16 @@ void MsgLayerRun::progress(int i) {
                 return;
             }
             pr.phase = 1;
+            if (streams_follow)
+                sim_.timed([&] { bspe_set_follow(node.ep(), 1); });
             for (const auto &[j, len] : pr.dests) {
                 uint32_t room = unit_bytes_ - kUnitHeader - kRecordHeader;
                 uint32_t units = len ? (len + room - 1) / room : 1;
                 send(i, j, 'C', pr.s, units, kCounts, 0);
                 stats_.count_bytes += kCounts;
                 stats_.count_msgs++;
+                if (streams_follow)
+                    send_stream(i, j, len);
             }
             continue;
         }
@@ -313,25 +333,17 @@ void MsgLayerRun::progress(int i) {
                         return bspe_expect(node.ep(), c, ua.first - ua.second, sim_.now());
                     });
                 }
-            for (const auto &[j, len] : pr.dests) {
-                uint32_t room = unit_bytes_ - kUnitHeader - kRecordHeader;
-                uint32_t left = len, u = 0;
-                do {
-                    uint32_t chunk = std::min(left, room);
-                    left -= chunk;
-                    uint32_t ulen = kUnitHeader + kRecordHeader + chunk;
-                    send(i, j, 'D', pr.s, u++, ulen, left ? 0 : BSPE_SEND_LAST);
-                    stats_.data_bytes += ulen;
-                    stats_.data_units++;
-                } while (left);
-                stats_.payload += len;
-            }
+            if (!streams_follow)
+                for (const auto &[j, len] : pr.dests)
+                    send_stream(i, j, len);
             continue;
         }
         // phase 2: data
         if (step.units < step.units_expected || static_cast<uint32_t>(step.counts) < pr.fan_in)
             return;
         int s = pr.s;
+        if (streams_follow)
+            sim_.timed([&] { bspe_set_follow(node.ep(), 0); });
         phase_done(i, s, 2);
         pr.steps.erase(s);
         if (--left_[static_cast<size_t>(s)] == 0)

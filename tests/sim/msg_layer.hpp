@@ -8,13 +8,18 @@
 //      the fan-in counters it hands over: p/2, p/4, ... 1, bsp::rt::barrier_msg_bytes); then
 //      bspe_superstep_done(s) (the transport's barrier_completed);
 //   2. total exchange of counts, only between processes that communicate: one 33-byte message to
-//      every destination; a process waits for as many as it has senders (the fan-in the
-//      barrier's counters tell it);
-//   3. bspe_expect(k, units) per sender k, the pacing rate of userlib/src/pacing.cpp
-//      (bspe_set_pacing), then the data in the order of userlib/src/schedule.cpp (latin
-//      square), one put record per destination repackaged into units of at most unit_bytes,
-//      the last unit to a destination with BSPE_SEND_LAST;
-//   4. when every expected unit arrived, the barrier of s + 1.
+//      every destination in the order of userlib/src/schedule.cpp (latin square), each followed
+//      at once by the data stream to that destination (streams follow counts: no get requests
+//      in the workload; bspe_set_follow(1) first), one put record per destination repackaged
+//      into units of at most unit_bytes, the last unit to a destination with BSPE_SEND_LAST;
+//      a process waits for as many counts as it has senders (the fan-in the barrier's
+//      counters tell it);
+//   3. bspe_expect(k, units) per sender k for the units not here yet; the pacing rate of
+//      userlib/src/pacing.cpp (bspe_set_pacing) is set once, at the start (it depends on
+//      the pattern only);
+//   4. when every expected unit arrived, bspe_set_follow(0) and the barrier of s + 1.
+// With streams_follow = false the data streams go out in step 3 instead, after the counts
+// (as in a superstep with get requests).
 // After the last barrier (bsp_end), the end of the job (messaging.cpp's Messaging::finish): a
 // gather and broadcast of header-only messages up and down a tree whose edges are butterfly
 // channels (end_parent, end_children), every message sent with BSPE_SEND_SYNC |
@@ -104,6 +109,7 @@ class MsgLayerRun {
     bool end_progress(int i);  // phase 4; true when the process is done
     void on_deliver(Node &n, const Delivered &d);
     void send(int src, int dst, char tag, int s, uint32_t aux, uint32_t len, uint32_t flags);
+    void send_stream(int i, int j, uint32_t len);
 
     Sim &sim_;
     MsgPattern pat_;
@@ -123,6 +129,11 @@ class MsgLayerRun {
     // bspe_expect(partner, 1) for each barrier round whose message has not arrived (see
     // expect_round), as messaging.cpp does; false: as it did before (for comparison).
     bool expect_barrier = true;
+    // Streams follow counts (messaging.cpp in a superstep without get requests): each
+    // destination's data stream right after its count message, with bspe_set_follow; false:
+    // every stream after all of the process's own counts arrived, as libbsp did before and
+    // still does in a superstep with get requests (for comparison).
+    bool streams_follow = true;
     // Traces: process i finished phase `phase` (0 barrier, 1 counts, 2 data) of superstep s at
     // time t, on the delivery of a message tagged `tag` ('B', 'C', 'D'; 0: no delivery) from
     // process `src`.

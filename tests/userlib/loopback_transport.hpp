@@ -70,6 +70,7 @@ class LoopbackTransport : public rt::Transport {
     std::optional<rt::Received> receive() override { return hub_.receive(pid_); }
     void barrier_completed(std::uint64_t epoch) override { epochs.push_back(epoch); }
     void set_pacing_rate(std::uint64_t rate) override { rates.push_back(rate); }
+    void streams_follow_counts(bool follow) override { follows.push_back(follow); }
     void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) override {
         expected.push_back({src, bytes});
         expected_messages.push_back(messages);
@@ -85,6 +86,7 @@ class LoopbackTransport : public rt::Transport {
     std::vector<std::size_t> sizes_sent;
     std::vector<std::uint64_t> epochs;
     std::vector<std::uint64_t> rates;
+    std::vector<bool> follows;  // streams_follow_counts calls, in order
     std::vector<std::pair<int, std::uint64_t>> expected;
     std::vector<std::uint32_t> expected_messages;
     std::vector<int> barrier_expected;  // barrier partners whose message was not here yet

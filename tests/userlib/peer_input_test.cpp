@@ -332,3 +332,51 @@ TEST(StashBound, DataBeyondWhatCountsAnnounceIsDropped) {
 }
 
 }  // namespace
+
+// Streams follow counts only in a superstep whose barrier says that nobody has get
+// requests: a peer whose barrier contribution said none and whose counts message then asks
+// for data has lied about the superstep, and is refused (its reply would have had to come
+// in a stream already sent).
+TEST(PeerInput, GetRequestsAfterABarrierWithoutGetsAreRejected) {
+    Counts c;
+    c.gets.push_back(GetRequest{0, 0, 0, 4});
+    // The peer's barrier: it sends to process 0 and has no get requests (peer_barrier).
+    ScriptedPeer liar({peer_barrier(0), encode_counts(0, c)});
+    Runtime rt(0, 2, &liar, {});
+    try {
+        rt.sync("bsp_sync");
+        FAIL() << "accepted get requests the barrier did not announce";
+    } catch (const ProtocolError &e) {
+        EXPECT_STREQ(e.what(),
+                     "get requests from process 1 in a superstep whose barrier announced none");
+    }
+}
+
+// The barrier carries whether any process has get requests, as a flag of the summary that
+// the merge ORs; an unknown flag is still refused.
+TEST(PeerInput, BarrierCarriesWhetherAnyProcessGets) {
+    Contribution a, b;
+    a.row = {0, 1};
+    b.row = {1, 0};
+    b.gets = true;
+    BarrierSummary s = summarize(0, a);
+    EXPECT_FALSE(s.any_gets);
+    EXPECT_FALSE(s.ref.gets);
+    merge_summary(s, summarize(1, b));
+    EXPECT_TRUE(s.any_gets);
+    EXPECT_FALSE(s.ref.gets);  // never part of a contribution on the wire
+    for (bool gets : {false, true}) {
+        BarrierSummary t = summarize(1, b);
+        t.any_gets = gets;
+        const auto msg = encode_barrier(3, 1, BarrierMsg{t, {1}});
+        Reader r(msg);
+        read_header(r);
+        EXPECT_EQ(decode_barrier(r, 2).summary.any_gets, gets);
+    }
+    auto msg = encode_barrier(3, 1, BarrierMsg{summarize(1, b), {1}});
+    // header, first, members, senders: the flags byte follows
+    msg[kMsgHeaderBytes + 12] |= std::byte{0x10};
+    Reader r(msg);
+    read_header(r);
+    EXPECT_THROW(decode_barrier(r, 2), ProtocolError);
+}

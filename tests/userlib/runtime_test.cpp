@@ -561,6 +561,90 @@ TEST(Messaging, DestinationOrderFollowsSchedule) {
     }
 }
 
+// A superstep in which nobody has get requests (the barrier says so) sends every
+// destination its data stream right behind its counts message, in schedule order, between
+// streams_follow_counts(true) and (false); 6000 bytes through 4096-byte messages are two
+// units per stream. Every byte arrives. The transport is told to expect, per sender, only
+// the units not here yet (at most the stream's two).
+TEST(Messaging, StreamsFollowCountsWithoutGets) {
+    constexpr int p = 4;
+    constexpr std::size_t n = 6000;
+    auto out = run_spmd(p, [&](Runtime &r) {
+        std::vector<char> in(n * p, 0), src(n);
+        r.push_reg("bsp_push_reg", in.data(), static_cast<std::int64_t>(in.size()));
+        r.sync("bsp_sync");
+        for (std::size_t i = 0; i < n; ++i)
+            src[i] = static_cast<char>(r.pid() * 7 + i % 101);
+        for (int j = 0; j < p; ++j)
+            if (j != r.pid())
+                r.put("bsp_put", j, src.data(), in.data(), static_cast<std::int64_t>(n * r.pid()),
+                      n, false);
+        r.sync("bsp_sync");
+        for (int k = 0; k < p; ++k)
+            for (std::size_t i = 0; k != r.pid() && i < n; ++i)
+                ASSERT_EQ(in[n * static_cast<std::size_t>(k) + i],
+                          static_cast<char>(k * 7 + i % 101));
+    });
+    expect_ok(out);
+    for (int q = 0; q < p; ++q) {
+        const auto &t = *out[static_cast<std::size_t>(q)].transport;
+        EXPECT_EQ(t.follows, (std::vector<bool>{true, false})) << "process " << q;
+        // Everything but barrier traffic, in the order sent: per destination (latin square:
+        // q + 1, q + 2, q + 3), its counts (flags 0), then its two units (0, kLast).
+        std::vector<std::pair<int, unsigned>> sent, want;
+        for (std::size_t k = 0; k < t.sent_to.size(); ++k)
+            if (!(t.flags_sent[k] & bsp::rt::Transport::kSync))
+                sent.emplace_back(t.sent_to[k], t.flags_sent[k]);
+        for (int d = 1; d < p; ++d) {
+            const int j = (q + d) % p;
+            want.emplace_back(j, 0u);
+            want.emplace_back(j, 0u);
+            want.emplace_back(j, bsp::rt::Transport::kLast);
+        }
+        EXPECT_EQ(sent, want) << "process " << q;
+        ASSERT_EQ(t.expected_messages.size(), 3u) << "process " << q;
+        for (auto m : t.expected_messages)
+            EXPECT_LE(m, 2u) << "process " << q;
+    }
+}
+
+// One get request anywhere (process 3 reads from process 0) and every process sends its
+// streams after all of its counts arrived, as a stream may have to carry replies to get
+// requests that only a counts message tells: no streams_follow_counts call, and process 1
+// (which gets nothing) sends its three counts messages before any unit.
+TEST(Messaging, StreamsWaitForCountsWhenAnyProcessGets) {
+    constexpr int p = 4;
+    auto out = run_spmd(p, [&](Runtime &r) {
+        int x[p] = {}, y = 0;
+        r.push_reg("bsp_push_reg", x, sizeof x);
+        r.sync("bsp_sync");
+        int v = 10 + r.pid();
+        for (int j = 0; j < p; ++j)
+            if (j != r.pid())
+                r.put("bsp_put", j, &v, x, 4 * r.pid(), 4, false);
+        if (r.pid() == 3)
+            r.get("bsp_get", 0, x, 4, &y, sizeof y);
+        r.sync("bsp_sync");
+        for (int k = 0; k < p; ++k)
+            EXPECT_EQ(x[k], k == r.pid() ? 0 : 10 + k);
+        if (r.pid() == 3) {
+            EXPECT_EQ(y, 0);  // process 0's x[1] before process 1's put: gets read first
+        }
+    });
+    expect_ok(out);
+    for (int q = 0; q < p; ++q) {
+        const auto &t = *out[static_cast<std::size_t>(q)].transport;
+        EXPECT_TRUE(t.follows.empty()) << "process " << q;
+    }
+    const auto &t = *out[1].transport;
+    std::vector<unsigned> flags;
+    for (std::size_t k = 0; k < t.sent_to.size(); ++k)
+        if (!(t.flags_sent[k] & bsp::rt::Transport::kSync))
+            flags.push_back(t.flags_sent[k]);
+    const unsigned last = bsp::rt::Transport::kLast;
+    EXPECT_EQ(flags, (std::vector<unsigned>{0, 0, 0, last, last, last}));
+}
+
 TEST(Messaging, PacingRateHandedToTransportFromGlobalLoad) {
     bsp::rt::MessagingConfig cfg;
     cfg.schedule = bsp::rt::Schedule::PidOrder;

@@ -678,6 +678,7 @@ class CraftedDirectArea : public Transport {
     void flush_sends() override { t_.flush_sends(); }
     void barrier_completed(std::uint64_t epoch) override { t_.barrier_completed(epoch); }
     void set_pacing_rate(std::uint64_t r) override { t_.set_pacing_rate(r); }
+    void streams_follow_counts(bool follow) override { t_.streams_follow_counts(follow); }
     void expect_from(int src, std::uint32_t m, std::uint64_t b) override {
         t_.expect_from(src, m, b);
     }

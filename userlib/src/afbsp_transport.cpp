@@ -72,6 +72,7 @@ class AfBspTransport final : public Transport {
     std::optional<Received> receive_or_wake(int wake_fd, bool *woken) override;
     void flush_sends() override;
     void barrier_completed(std::uint64_t epoch) override;
+    void streams_follow_counts(bool follow) override;
     void set_pacing_rate(std::uint64_t bytes_per_second) override;
     void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) override;
     void serve_in_background() override { flush_sends(); }
@@ -387,6 +388,11 @@ void AfBspTransport::barrier_completed(std::uint64_t epoch) {
     // The socket's epoch starts at 0 and must grow: superstep s is epoch s + 1.
     const __u32 e = static_cast<__u32>(epoch + 1);
     set(BSP_BARRIER_DONE, &e, sizeof e, "BSP_BARRIER_DONE");
+}
+
+void AfBspTransport::streams_follow_counts(bool follow) {
+    const int v = follow ? 1 : 0;
+    set(BSP_FOLLOW, &v, sizeof v, "BSP_FOLLOW");
 }
 
 void AfBspTransport::set_pacing_rate(std::uint64_t bytes_per_second) {

@@ -44,7 +44,9 @@ BarrierSummary summarize(std::uint32_t pid, const Contribution &c) {
     s.members = 1;
     s.ref = c;
     s.ref.row.clear();
+    s.ref.gets = false;
     s.all_ready = c.ready;
+    s.any_gets = c.gets;
     s.senders = std::any_of(c.row.begin(), c.row.end(), [](std::uint8_t b) { return b != 0; });
     if (!c.ops.push_sizes.empty()) {
         s.pushes.emplace_back(pid, c.ops.push_sizes);
@@ -83,6 +85,7 @@ void merge_summary(BarrierSummary &into, const BarrierSummary &other) {
     u.ref = lo.ref;
     u.all_ready = lo.all_ready && hi.all_ready;
     u.senders = lo.senders + hi.senders;
+    u.any_gets = lo.any_gets || hi.any_gets;
     // The lowest pid of hi that differs from lo's ref: hi's own ref if that differs
     // (it is hi's lowest pid), else the lowest that differs from hi's ref (equality is
     // transitive).
@@ -105,7 +108,7 @@ void merge_summary(BarrierSummary &into, const BarrierSummary &other) {
 
 namespace {
 
-constexpr unsigned kAllReadyFlag = 1, kKindDiffFlag = 2, kCallsDiffFlag = 4;
+constexpr unsigned kAllReadyFlag = 1, kKindDiffFlag = 2, kCallsDiffFlag = 4, kAnyGetsFlag = 8;
 
 void write_contribution(Writer &w, const Contribution &c) {
     w.put<std::uint8_t>(
@@ -175,9 +178,9 @@ std::vector<std::byte> encode_barrier(std::uint64_t superstep, std::uint32_t rou
     w.put<std::uint32_t>(s.first);
     w.put<std::uint32_t>(s.members);
     w.put<std::uint32_t>(s.senders);
-    w.put<std::uint8_t>(static_cast<std::uint8_t>((s.all_ready ? kAllReadyFlag : 0u) |
-                                                  (s.kind_diff ? kKindDiffFlag : 0u) |
-                                                  (s.calls_diff ? kCallsDiffFlag : 0u)));
+    w.put<std::uint8_t>(static_cast<std::uint8_t>(
+        (s.all_ready ? kAllReadyFlag : 0u) | (s.kind_diff ? kKindDiffFlag : 0u) |
+        (s.calls_diff ? kCallsDiffFlag : 0u) | (s.any_gets ? kAnyGetsFlag : 0u)));
     write_contribution(w, s.ref);
     for (const Diff *d : {&s.kind_diff, &s.calls_diff}) {
         if (*d) {
@@ -211,10 +214,11 @@ BarrierMsg decode_barrier(Reader &r, std::size_t nprocs) {
         throw ProtocolError("barrier message with an impossible set of processes");
     }
     const auto flags = r.get<std::uint8_t>();
-    if (flags & ~(kAllReadyFlag | kKindDiffFlag | kCallsDiffFlag)) {
+    if (flags & ~(kAllReadyFlag | kKindDiffFlag | kCallsDiffFlag | kAnyGetsFlag)) {
         throw ProtocolError("barrier message with unknown flags");
     }
     s.all_ready = (flags & kAllReadyFlag) != 0;
+    s.any_gets = (flags & kAnyGetsFlag) != 0;
     s.ref = read_contribution(r);
     for (auto [d, bit] :
          {std::pair{&s.kind_diff, kKindDiffFlag}, {&s.calls_diff, kCallsDiffFlag}}) {

@@ -42,6 +42,9 @@ struct Contribution {
     // The collectives library (bsc_sync(bsc_flush)) has nothing left to do on this
     // process: the epoch ends at the first barrier in which every process says so.
     bool ready = false;
+    // This process has get requests for some process. Never sent as part of a contribution:
+    // the barrier ORs it into BarrierSummary::any_gets.
+    bool gets = false;
     bool operator==(const Contribution &) const = default;
 };
 
@@ -63,6 +66,7 @@ struct BarrierSummary {
     std::optional<std::pair<std::uint32_t, Contribution>> calls_diff;
     bool all_ready = true;      // every member is ready
     std::uint32_t senders = 0;  // members with a row bit set (they send to somebody)
+    bool any_gets = false;      // some member has get requests (streams wait for counts)
     // (pid, push sizes) of the members with pushes, by ascending pid.
     std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>> pushes;
     bool operator==(const BarrierSummary &) const = default;

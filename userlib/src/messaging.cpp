@@ -599,12 +599,32 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
     std::vector<Counts> counts;
     std::vector<bool> records_sent(static_cast<std::size_t>(nprocs_), false);
     UnitsBySource inline_in(static_cast<std::size_t>(nprocs_));
-    if (board_counts_ && board_counts_step_ == superstep) {
+    // Pacing from the global load, before anything of this superstep is sent.
+    stats_.pacing_rate =
+        pacing_rate(cfg_.schedule, nprocs_, static_cast<int>(b.all.senders), cfg_.link_rate);
+    transport_->set_pacing_rate(stats_.pacing_rate);
+    // Streams follow counts when nobody asked for a get (the barrier says so): no stream
+    // then waits for a counts message, so each destination gets its stream right behind its
+    // counts instead of after all of ours arrived (Documentation/messaging.rst). A superstep
+    // in which nobody sends anything has nothing to follow.
+    const bool by_board = board_counts_ && board_counts_step_ == superstep;
+    const bool follow = !by_board && !b.all.any_gets && b.all.senders > 0;
+    if (by_board) {
         counts = std::move(*board_counts_);
         records_sent = std::move(board_inline_out_);
         inline_in = std::move(board_inline_in_);
     } else {
-        counts = exchange_counts(superstep, b.fan_in, out);
+        if (follow) {
+            transport_->streams_follow_counts(true);
+        }
+        send_counts(superstep, out, follow);
+        counts = receive_counts(superstep, b.fan_in);
+        for (int k = 0; follow && k < nprocs_; ++k) {
+            if (!counts[static_cast<std::size_t>(k)].gets.empty()) {
+                throw ProtocolError("get requests from process " + std::to_string(k) +
+                                    " in a superstep whose barrier announced none");
+            }
+        }
     }
     board_counts_.reset();
     board_inline_out_.clear();
@@ -616,12 +636,15 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
             counts[k].data_bytes = 0;
         }
     }
-    const std::vector<bool> expect = expect_streams(counts, out);
-    // Pacing from the global load, then the data streams in schedule order.
-    stats_.pacing_rate =
-        pacing_rate(cfg_.schedule, nprocs_, static_cast<int>(b.all.senders), cfg_.link_rate);
-    transport_->set_pacing_rate(stats_.pacing_rate);
-    send_streams(superstep, out, counts, serve, records_sent);
+    const std::vector<bool> expect = expect_streams(superstep, counts, out);
+    if (!follow) {
+        // The data streams in schedule order, with the replies to the gets the counts asked.
+        for (int j : destination_order(cfg_.schedule, pid_, nprocs_, superstep, cfg_.seed)) {
+            const auto ju = static_cast<std::size_t>(j);
+            send_stream(superstep, j, out[ju], counts[ju].gets, serve,
+                        !(ju < records_sent.size() && records_sent[ju]));
+        }
+    }
     UnitsBySource in = receive_streams(superstep, expect);
     for (std::size_t k = 0; k < in.size(); ++k) {
         if (!inline_in[k].empty()) {
@@ -633,17 +656,20 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
         }
     }
     transport_->flush_sends();
+    if (follow) {
+        transport_->streams_follow_counts(false);
+    }
     exchanging_ = false;
     return in;
 }
 
-// Total exchange of counts among the processes that communicate. Returns, per source pid,
-// the counts it sent us (zero for those that send us nothing).
-std::vector<Counts> Messaging::exchange_counts(std::uint64_t superstep, std::uint32_t fan_in,
-                                               const std::vector<Outgoing> &out) {
-    // In the schedule's destination order, as the data: in pid order every process would
-    // send its first count message to process 0 at once, then to 1, ... (an incast at each
-    // destination in turn instead of one sender per destination at a time).
+// Total exchange of counts among the processes that communicate, first half: our counts
+// messages, in the schedule's destination order, as the data: in pid order every process
+// would send its first counts message to process 0 at once, then to 1, ... (an incast at
+// each destination in turn instead of one sender per destination at a time). With follow,
+// each destination's data stream right behind its counts.
+void Messaging::send_counts(std::uint64_t superstep, const std::vector<Outgoing> &out,
+                            bool follow) {
     for (int j : destination_order(cfg_.schedule, pid_, nprocs_, superstep, cfg_.seed)) {
         const Outgoing &o = out[static_cast<std::size_t>(j)];
         if (o.empty()) {
@@ -654,7 +680,15 @@ std::vector<Counts> Messaging::exchange_counts(std::uint64_t superstep, std::uin
         c.records = static_cast<std::uint32_t>(o.records.size());
         c.gets = o.gets;
         send(j, encode_counts(superstep, c));
+        if (follow) {
+            send_stream(superstep, j, o, {}, nullptr, true);
+        }
     }
+}
+
+// Second half: the counts sent to us. Returns, per source pid, its counts (zero for those
+// that send us nothing).
+std::vector<Counts> Messaging::receive_counts(std::uint64_t superstep, std::uint32_t fan_in) {
     // The barrier told how many processes send to us, not which: the first fan_in counts
     // messages of this superstep, one per sender (admit() keeps the stash to that).
     std::vector<Counts> counts(static_cast<std::size_t>(nprocs_));
@@ -674,10 +708,26 @@ std::vector<Counts> Messaging::exchange_counts(std::uint64_t superstep, std::uin
 }
 
 // Expected data streams: from k when k has puts/sends for us, or we asked k for data. Each
-// is announced to the transport with a lower bound of its units and its bytes.
-std::vector<bool> Messaging::expect_streams(const std::vector<Counts> &counts,
+// is announced to the transport with the units still to come (a lower bound: its units
+// not in the stash yet, when some are, the exact number their unit info gives) and its
+// bytes.
+std::vector<bool> Messaging::expect_streams(std::uint64_t superstep,
+                                            const std::vector<Counts> &counts,
                                             const std::vector<Outgoing> &out) {
-    std::vector<bool> expect(static_cast<std::size_t>(nprocs_), false);
+    const auto n = static_cast<std::size_t>(nprocs_);
+    std::vector<bool> expect(n, false);
+    // Units of this superstep already here (streams that follow their counts), per source:
+    // how many, and how many their stream has.
+    std::vector<std::uint32_t> here(n, 0), total(n, 0);
+    for (const Received &r : stash_) {
+        Reader rd(r.bytes);
+        if (const MsgHeader h = read_header(rd);
+            h.type == MsgType::Data && h.superstep == superstep) {
+            const auto ku = static_cast<std::size_t>(r.src);
+            here[ku]++;
+            total[ku] = read_unit_info(rd).count;
+        }
+    }
     for (int k = 0; k < nprocs_; ++k) {
         if (k == pid_) {
             continue;
@@ -693,46 +743,43 @@ std::vector<bool> Messaging::expect_streams(const std::vector<Counts> &counts,
             // every record costs kRecordHeaderBytes more than its data: a lower bound.
             const std::uint64_t records = counts[ku].records + out[ku].gets.size();
             const std::uint64_t room = cfg_.unit_bytes - kUnitHeaderBytes;
-            const std::uint64_t units = (bytes + records * kRecordHeaderBytes + room - 1) / room;
+            std::uint64_t units = (bytes + records * kRecordHeaderBytes + room - 1) / room;
+            if (here[ku] > 0) {
+                units = total[ku] > here[ku] ? total[ku] - here[ku] : 0;
+            }
             transport_->expect_from(k, static_cast<std::uint32_t>(units), bytes);
         }
     }
     return expect;
 }
 
-// The data streams, in the schedule's destination order: our puts and sends to j, then
-// the replies to j's get requests, packed into units.
-void Messaging::send_streams(std::uint64_t superstep, const std::vector<Outgoing> &out,
-                             const std::vector<Counts> &counts, const GetServer &serve,
-                             const std::vector<bool> &records_sent) {
-    for (int j : destination_order(cfg_.schedule, pid_, nprocs_, superstep, cfg_.seed)) {
-        const auto ju = static_cast<std::size_t>(j);
-        const Outgoing &o = out[ju];
-        const auto &requests = counts[ju].gets;
-        // Puts and sends that went in the shared board are not sent again.
-        const bool records = !o.records.empty() && !(ju < records_sent.size() && records_sent[ju]);
-        if (!records && requests.empty()) {
-            continue;
-        }
-        UnitPacker packer(superstep, cfg_.unit_bytes, cfg_.combine);
-        std::uint64_t bytes = records ? o.bytes() : 0;
-        for (const auto &g : requests) {
-            bytes += g.nbytes;
-        }
-        packer.expect(bytes, (records ? o.records.size() : 0) + requests.size());
-        for (std::size_t i = 0; records && i < o.records.size(); ++i) {
-            const OutRecord &r = o.records[i];
-            packer.add(r.kind, r.a, r.b, r.data);
-        }
-        for (const auto &g : requests) {
-            packer.add(RecordKind::Reply, g.id, 0, serve(j, g));
-        }
-        auto units = packer.finish();
-        stats_.send_order.push_back(j);
-        stats_.units_sent += units.size();
-        for (std::size_t u = 0; u < units.size(); ++u) {
-            send(j, std::move(units[u]), u + 1 == units.size() ? Transport::kLast : 0);
-        }
+// The data stream to j: our puts and sends to j (unless `records` is false: they went in
+// the shared board), then the replies to j's get requests, packed into units.
+void Messaging::send_stream(std::uint64_t superstep, int j, const Outgoing &o,
+                            const std::vector<GetRequest> &requests, const GetServer &serve,
+                            bool records) {
+    records = records && !o.records.empty();
+    if (!records && requests.empty()) {
+        return;
+    }
+    UnitPacker packer(superstep, cfg_.unit_bytes, cfg_.combine);
+    std::uint64_t bytes = records ? o.bytes() : 0;
+    for (const auto &g : requests) {
+        bytes += g.nbytes;
+    }
+    packer.expect(bytes, (records ? o.records.size() : 0) + requests.size());
+    for (std::size_t i = 0; records && i < o.records.size(); ++i) {
+        const OutRecord &r = o.records[i];
+        packer.add(r.kind, r.a, r.b, r.data);
+    }
+    for (const auto &g : requests) {
+        packer.add(RecordKind::Reply, g.id, 0, serve(j, g));
+    }
+    auto units = packer.finish();
+    stats_.send_order.push_back(j);
+    stats_.units_sent += units.size();
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        send(j, std::move(units[u]), u + 1 == units.size() ? Transport::kLast : 0);
     }
 }
 

@@ -4,10 +4,12 @@
 //      tag-size calls, checked collectively) and a reduce-scatter of the communication
 //      matrix's rows into fan-in counters; O(p) bytes per process; its completion is
 //      signalled to the transport;
-//   2. total exchange of counts (bytes, records, get requests) between the processes
-//      that communicate, after which every process knows what it will receive;
-//   3. pacing rate from the known global load, destination scheduling, repackaging of
-//      every destination's records into transport-sized units;
+//   2. pacing rate from the known global load; total exchange of counts (bytes, records,
+//      get requests) between the processes that communicate, after which every process
+//      knows what it will receive;
+//   3. destination scheduling, repackaging of every destination's records into
+//      transport-sized units: each stream right behind its counts message when no process
+//      has get requests (streams follow counts), else after all counts arrived;
 //   4. completion by counting the units each source announced.
 #pragma once
 
@@ -136,13 +138,12 @@ class Messaging {
     bool admit(const Received &r, const MsgHeader &h);
     void start_superstep(std::uint64_t superstep);
     // The steps of exchange().
-    std::vector<Counts> exchange_counts(std::uint64_t superstep, std::uint32_t fan_in,
-                                        const std::vector<Outgoing> &out);
-    std::vector<bool> expect_streams(const std::vector<Counts> &counts,
+    void send_counts(std::uint64_t superstep, const std::vector<Outgoing> &out, bool follow);
+    std::vector<Counts> receive_counts(std::uint64_t superstep, std::uint32_t fan_in);
+    std::vector<bool> expect_streams(std::uint64_t superstep, const std::vector<Counts> &counts,
                                      const std::vector<Outgoing> &out);
-    void send_streams(std::uint64_t superstep, const std::vector<Outgoing> &out,
-                      const std::vector<Counts> &counts, const GetServer &serve,
-                      const std::vector<bool> &records_sent);
+    void send_stream(std::uint64_t superstep, int j, const Outgoing &o,
+                     const std::vector<GetRequest> &requests, const GetServer &serve, bool records);
     UnitsBySource receive_streams(std::uint64_t superstep, const std::vector<bool> &expect);
 
     // What one sender may still send in superstep cur_.

@@ -530,9 +530,11 @@ void Runtime::sync(std::string_view call, SyncKind kind, bool ready) {
     mine.tagsize_request = static_cast<std::int32_t>(tagsize_request_);  // <= kMaxTagBytes
     mine.ops = registry_.pending_ops();
     mine.row.assign(n, 0);
+    mine.gets = false;
     for (std::size_t j = 0; j < n; ++j) {
         if (j != static_cast<std::size_t>(pid_) && !ops_[j].empty()) {
             mine.row[j] = 1;
+            mine.gets = mine.gets || !ops_[j].gets.empty();
         }
     }
 

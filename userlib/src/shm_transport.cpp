@@ -178,6 +178,11 @@ class ShmTransport final : public Transport {
             remote_->barrier_completed(epoch);
         }
     }
+    void streams_follow_counts(bool follow) override {
+        if (remote_) {
+            remote_->streams_follow_counts(follow);
+        }
+    }
     void set_pacing_rate(std::uint64_t bytes_per_second) override {
         if (remote_) {
             remote_->set_pacing_rate(bytes_per_second);

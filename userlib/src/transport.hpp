@@ -70,6 +70,13 @@ class Transport {
     // of superstep epoch-1 (Documentation/protocol.rst, coarse-grained acknowledgement).
     virtual void barrier_completed(std::uint64_t epoch) = 0;
 
+    // From the completion of a barrier to the end of that superstep's exchange: whether
+    // every process sends each destination its data stream right after its counts message
+    // there (a superstep without get requests; Documentation/messaging.rst, "Streams follow
+    // counts"), so that data expected after the counts is known to be right behind them. A
+    // transport without an engine to tell has nothing to do.
+    virtual void streams_follow_counts(bool follow) { (void)follow; }
+
     // Injection rate for this superstep in bytes/s (0: unpaced).
     virtual void set_pacing_rate(std::uint64_t bytes_per_second) = 0;
 

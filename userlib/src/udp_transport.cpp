@@ -98,6 +98,7 @@ class UdpTransport final : public Transport {
     std::optional<Received> receive() override;
     std::optional<Received> receive_or_wake(int wake_fd, bool *woken) override;
     void barrier_completed(std::uint64_t epoch) override;
+    void streams_follow_counts(bool follow) override;
     void set_pacing_rate(std::uint64_t bytes_per_second) override;
     void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) override;
     void flush_sends() override;
@@ -907,6 +908,11 @@ void UdpTransport::barrier_completed(std::uint64_t epoch) {
     std::lock_guard lock(mu_);
     bspe_superstep_done(ep_, static_cast<u32>(epoch), now());
     flush_tx();
+}
+
+void UdpTransport::streams_follow_counts(bool follow) {
+    std::lock_guard lock(mu_);
+    bspe_set_follow(ep_, follow ? 1 : 0);
 }
 
 void UdpTransport::set_pacing_rate(std::uint64_t bytes_per_second) {

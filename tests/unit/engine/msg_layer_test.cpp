@@ -126,13 +126,15 @@ struct Outcome {
     WireStats wire;
 };
 
+// follow: streams follow counts (libbsp without get requests); false: streams after all counts.
 Outcome run(int p, int rails, double loss, const MsgPattern &pat, int supersteps,
-            std::function<bool(const WirePkt &)> drop = nullptr) {
+            std::function<bool(const WirePkt &)> drop = nullptr, bool follow = true) {
     Outcome o;
     bspe_cfg cfg = layer_cfg(p, rails);
     Sim sim(layer_net(p, rails, loss), cfg);
     sim.drop_filter = std::move(drop);
     MsgLayerRun bsp(sim, pat, supersteps, uint64_t(10e9 / 8) * uint64_t(rails));
+    bsp.streams_follow = follow;
     o.ok = bsp.run(100000 * kMs);
     o.verify = sim.verify_all_delivered();
     o.t = sim.total_stats();
@@ -251,7 +253,8 @@ TEST(MsgLayer, EndOfJobNeedsNoProbes) {
     }
 }
 
-// A count message is expected by nobody (the barrier tells a process how many senders it has,
+// With the data streams sent after all counts (a superstep with get requests): a count message
+// is expected by nobody (the barrier tells a process how many senders it has,
 // not which), and its sender sends nothing more to that destination until it has all of its
 // own counts. Lost both ways between two processes, each waits for the other's: nothing
 // revealed either loss, and before the guessed expectations only the sender timeout (rto_min,
@@ -264,17 +267,21 @@ TEST(MsgLayer, EndOfJobNeedsNoProbes) {
 // may predate the resend, so it draws one check (a probe behind the resend, whose answer shows
 // the hole filled) and no second resend: at most one check per resend, whether the timer or
 // the answer comes first at that instant.
-TEST(MsgLayer, CountsLostBothWaysFoundWithoutTimeout) {
-    const int p = 4;
-    MsgPattern pat = msg_total_exchange(16 * 1024);
-    auto count_between = [](const WirePkt &w, int a, int b, uint32_t epoch) {
+// The drop filter of both tests: the first transmission of the count messages between
+// processes 0 and 1 in the first superstep and between 2 and 3 in the second.
+static bool count_lost_both_ways(const WirePkt &w) {
+    auto between = [&w](int a, int b, uint32_t epoch) {
         return w.type == BSPE_T_DATA && !(w.flags & (BSPE_F_SYNC | BSPE_F_RETX)) &&
                w.msg_len == 33 && w.epoch == epoch &&
                ((w.src == a && w.dst == b) || (w.src == b && w.dst == a));
     };
-    Outcome o = run(p, 2, 0, pat, 2, [&](const WirePkt &w) {
-        return count_between(w, 0, 1, 1) || count_between(w, 2, 3, 2);
-    });
+    return between(0, 1, 1) || between(2, 3, 2);
+}
+
+TEST(MsgLayer, CountsLostBothWaysFoundWithoutTimeout) {
+    const int p = 4;
+    MsgPattern pat = msg_total_exchange(16 * 1024);
+    Outcome o = run(p, 2, 0, pat, 2, count_lost_both_ways, false);
     Expected e = expected(p, pat, 2);
     check_exact(o, e, p);
     EXPECT_EQ(o.wire.data_lost, 4u);
@@ -282,6 +289,24 @@ TEST(MsgLayer, CountsLostBothWaysFoundWithoutTimeout) {
     EXPECT_EQ(o.t.retx_hole + o.t.retx_prod + o.t.retx_timeout + o.t.retx_failover, 4u);
     EXPECT_EQ(o.t.timeouts, 0u);
     EXPECT_LE(o.t.probes_tx, o.t.retx_hole);
+}
+
+// The same losses when streams follow counts (a superstep without get requests, libbsp's usual
+// case): each lost count message has the data stream to the same destination right behind it,
+// so the receiver finds the loss the way it finds any packet missing before others of its
+// channel (a hole, or a later message waiting in reassembly), without a guess and without the
+// sender timeout; every loss is resent exactly once.
+TEST(MsgLayer, CountsLostBothWaysFoundByTheStreamBehindThem) {
+    const int p = 4;
+    MsgPattern pat = msg_total_exchange(16 * 1024);
+    Outcome o = run(p, 2, 0, pat, 2, count_lost_both_ways, true);
+    Expected e = expected(p, pat, 2);
+    check_exact(o, e, p);
+    EXPECT_EQ(o.wire.data_lost, 4u);
+    EXPECT_EQ(o.t.retx_hole + o.t.retx_prod + o.t.retx_timeout + o.t.retx_failover, 4u);
+    EXPECT_EQ(o.t.retx_timeout, 0u);
+    EXPECT_EQ(o.t.timeouts, 0u);
+    EXPECT_LE(o.t.probes_tx, o.t.retx_hole + o.t.retx_prod);
 }
 
 // The end of the job's messages (SYNC | LAST) are acknowledged at once by their receivers. A

@@ -103,6 +103,16 @@ struct sockaddr_bsp {
  */
 #define BSP_CHANNELS		9
 /*
+ * BSP_FOLLOW (set, get; int boolean): in the current superstep every
+ * member sends each destination its data right after its first message
+ * there (the messaging layer's count message), not once it has every count
+ * of its own. Data expected (BSP_EXPECT) is then prodded for as soon as its
+ * peer's channel is quiet, not the whole socket. Set after BSP_BARRIER_DONE,
+ * cleared at the end of the superstep's exchange; BSP_BARRIER_DONE clears
+ * it too. Without a group: ENOTCONN.
+ */
+#define BSP_FOLLOW		10
+/*
  * BSP_XDP_STATE (set, int): the namespace's XDP pre-filter state map
  * (struct bsp_xdp_state below), given as a BPF map file descriptor; the
  * module fills it and keeps it current from then on. -1 gives it back
