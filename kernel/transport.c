@@ -1203,12 +1203,15 @@ int bsp_transport_create(struct bsp_sock *bs)
 	cfg.max_chans = bs->chans ?: bsp_max_chans;	/* a ceiling */
 	/*
 	 * A superstep's total exchange holds two packets or more per peer
-	 * until the next barrier settles them (a count and a data message):
-	 * the packet budget follows the channel ceiling (BSP_CHANNELS, the
-	 * job's p), 4 per channel, never below the default. Bytes stay
-	 * bounded by SO_SNDBUF; descriptors are allocated as they are used.
+	 * until the next barrier settles them (a count and a data message),
+	 * sent in one burst when streams follow counts: the packet budget
+	 * follows the channel ceiling (BSP_CHANNELS, the job's p), 8 per
+	 * channel, never below the default, so that neither the sender's
+	 * nor the receiver's fine-grained rule asks for acknowledgements
+	 * the barrier gives anyway. Bytes stay bounded by SO_SNDBUF;
+	 * descriptors are allocated as they are used.
 	 */
-	cfg.sndbuf_pkts = max_t(u32, cfg.sndbuf_pkts, 4 * (u32)cfg.max_chans);
+	cfg.sndbuf_pkts = max_t(u32, cfg.sndbuf_pkts, 8 * (u32)cfg.max_chans);
 	/* our rails and what the peers known now accept (their hellos) */
 	mtu = bsp_rails_mtu(bn);
 	peer_mtu = bsp_peers_min_mtu(bn);

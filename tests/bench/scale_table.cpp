@@ -56,7 +56,7 @@ bspe_cfg scale_cfg(int p) {
     bspe_cfg c;
     bspe_cfg_default(&c);
     c.max_chans = static_cast<uint16_t>(p);
-    c.sndbuf_pkts = std::max<uint32_t>(c.sndbuf_pkts, 4 * c.max_chans);  // as the module sets it
+    c.sndbuf_pkts = std::max<uint32_t>(c.sndbuf_pkts, 8 * c.max_chans);  // as the module sets it
     c.frag_size = 1500 - BSPE_HDR_LEN;
     c.max_msg = 1 << 20;
     c.nprocs = static_cast<uint32_t>(p);
