@@ -142,7 +142,7 @@ static int bsp_set_expect(struct bsp_sock *bs, const struct bsp_expect *e)
 {
 	int idx, err = 0;
 
-	if (e->reserved || e->peer.reserved)
+	if ((e->flags & ~BSP_EXPECT_SYNC) || e->peer.reserved)
 		return -EINVAL;
 	lock_sock(&bs->sk);
 	idx = bsp_group_find(bs, &e->peer);

@@ -1569,8 +1569,10 @@ int bsp_transport_expect(struct bsp_sock *bs, const struct bsp_expect *e)
 	if (tp->ep) {
 		chan = bsp_chan_get(tp, e->peer.node, e->peer.port,
 				    BSPE_CHAN_GROUP, now);
-		err = chan < 0 ? chan : bspe_expect(tp->ep, chan, e->messages,
-						    now);
+		err = chan < 0 ? chan :
+		      bspe_expect(tp->ep, chan, e->messages,
+				  e->flags & BSP_EXPECT_SYNC ?
+				  BSPE_EXPECT_SYNC : 0, now);
 	}
 	bsp_unlock_flush(tp);
 	return err;

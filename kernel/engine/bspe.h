@@ -786,20 +786,32 @@ u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now);
  */
 void bspe_rail_set(struct bspe_ep *ep, u32 node, u8 rail, int up, u64 now);
 
+/* bspe_expect() flags */
+#define BSPE_EXPECT_SYNC	0x01	/* count barrier traffic, not data */
+
 /**
  * bspe_expect() - messages expected on a channel in this superstep
  * @ep: the endpoint.
  * @chan: the channel.
- * @nmsgs: how many more messages the messaging layer expects on it (from
- *         its total exchange of counts).
+ * @total: how many messages the channel's peer sends in the current
+ *         superstep in all, those already delivered included (the
+ *         messaging layer's total exchange of counts tells it): its
+ *         messages carrying the endpoint's epoch that are not barrier
+ *         traffic, or with %BSPE_EXPECT_SYNC its barrier traffic
+ *         (%BSPE_SEND_SYNC) carrying that epoch.
+ * @flags: 0 or %BSPE_EXPECT_SYNC.
  * @now: current time in ns.
  *
- * Until they arrived the engine prods the sender when nothing arrives for
- * a round trip, instead of leaving recovery to the sender's timeout.
+ * Until the rest arrived the engine prods the sender when nothing arrives
+ * for a round trip, instead of leaving recovery to the sender's timeout.
+ * A total, not a number still to come: the engine counts what it has
+ * delivered of each epoch, so that messages it delivered and the caller
+ * has not read yet are not expected a second time. A smaller @total than
+ * delivered (or a peer already past the epoch) expects nothing.
  *
- * Return: 0, or -EINVAL if @chan is not open.
+ * Return: 0, or -EINVAL if @chan is not open or @flags is unknown.
  */
-int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now);
+int bspe_expect(struct bspe_ep *ep, int chan, u32 total, u32 flags, u64 now);
 
 /**
  * bspe_set_nprocs() - set p of the n/(2p) explicit-ack rule

@@ -322,6 +322,8 @@ static void bspe_group_reset_in(struct bspe_ep *ep, u64 now)
 		ch->data_epoch = 0;
 		ch->data_pkts = 0;
 		ch->guess = 0;
+		memset(ch->dlv_epoch, 0, sizeof(ch->dlv_epoch));
+		ch->peer_waits = 0;
 		bspe_epoch_forget(ep, ch);
 	}
 }

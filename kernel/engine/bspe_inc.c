@@ -258,6 +258,8 @@ int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	ch->data_epoch = 0;
 	ch->data_pkts = 0;
 	ch->guess = 0;
+	memset(ch->dlv_epoch, 0, sizeof(ch->dlv_epoch));
+	ch->peer_waits = 0;
 	ch->peer_closing = 0;
 	ch->peer_inc = 0;
 	ch->my_inc = ep->inc_cur;

@@ -104,7 +104,7 @@ struct bspe_rslot {
 	u8	active;
 	u8	pad;
 	u16	words;		/* bitmap words at @bits */
-	u32	pad2;
+	u32	epoch;		/* sender's epoch in the first fragment */
 };
 
 /*
@@ -289,10 +289,22 @@ struct bspe_chan {
 	u8	evicting;		/* EVICT sent, no answer yet: sends held */
 	u8	rtt_seen;		/* srtt follows a sample, not rtt_init */
 	u8	guess;			/* guessed expectation: 1 on, 2 answered */
+	/*
+	 * epoch + 1 of a PROD of the peer that drew no resend: it waits for
+	 * data of that superstep (0: none). The last packet of the data we
+	 * send it in that superstep then asks for an answer at once.
+	 */
+	u32	peer_waits;
 	u32	my_inc;			/* this channel's incarnation (src_inc) */
 	u32	evict_nonce;		/* current (or last) eviction attempt */
 	u32	evict_refused;		/* attempt of the peer we refused (KEEP) */
 	u32	data_epoch;		/* epoch + 1 of the last non-SYNC DATA */
+	/*
+	 * Messages delivered per class (0: data, 1: SYNC) of the epoch
+	 * dlv_epoch[class] - 1 (0: none yet), for bspe_expect() totals.
+	 */
+	u32	dlv_epoch[2];
+	u32	dlv_count[2];
 	u64	last_act;		/* last packet accepted or message sent */
 	u64	evict_start;		/* first EVICT of the attempt */
 	u64	evict_tx;		/* last EVICT of the attempt */

@@ -350,14 +350,23 @@ u32 bspe_rx_expire(struct bspe_ep *ep, u64 idle_ns, u64 now)
 	return ret;
 }
 
-static int bspe_expect_in(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
+static int bspe_expect_in(struct bspe_ep *ep, int chan, u32 total,
+			  u32 flags, u64 now)
 {
 	struct bspe_chan *ch = bspe_chan_get(ep, chan);
+	u32 cls = flags & BSPE_EXPECT_SYNC ? 1 : 0;
+	u32 have = 0, left;
 
-	if (!ch)
+	if (!ch || (flags & ~BSPE_EXPECT_SYNC))
 		return -EINVAL;
-	ch->expect_until = ch->rcv_next_msg + nmsgs;
-	ch->expecting = nmsgs > 0;
+	/* what was delivered of this epoch already counts */
+	if (ch->dlv_epoch[cls] == ep->epoch + 1)
+		have = ch->dlv_count[cls];
+	else if (ch->dlv_epoch[cls] > ep->epoch + 1)
+		have = total;	/* the peer is past this epoch */
+	left = total > have ? total - have : 0;
+	ch->expect_until = ch->rcv_next_msg + left;
+	ch->expecting = left > 0;
 	ch->expect_near = ep->follow;
 	/* First prod no earlier than one interval from now. */
 	ch->last_prod = now;
@@ -365,14 +374,30 @@ static int bspe_expect_in(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
 	return 0;
 }
 
-int bspe_expect(struct bspe_ep *ep, int chan, u32 nmsgs, u64 now)
+int bspe_expect(struct bspe_ep *ep, int chan, u32 total, u32 flags, u64 now)
 {
 	int ret;
 
 	bspe_enter(ep);
-	ret = bspe_expect_in(ep, chan, nmsgs, now);
+	ret = bspe_expect_in(ep, chan, total, flags, now);
 	bspe_leave(ep);
 	return ret;
+}
+
+/* Count a delivered message for bspe_expect() totals. */
+static void bspe_count_delivered(struct bspe_chan *ch,
+				 const struct bspe_rslot *sl)
+{
+	u32 cls = sl->flags & BSPE_F_SYNC ? 1 : 0;
+	u32 e = sl->epoch + 1;
+
+	if (!e)
+		return;
+	if (ch->dlv_epoch[cls] != e) {
+		ch->dlv_epoch[cls] = e;
+		ch->dlv_count[cls] = 0;
+	}
+	ch->dlv_count[cls]++;
 }
 
 static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
@@ -393,6 +418,7 @@ static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 		d.msg_id = sl->msg_id;
 		d.msg_len = sl->len;
 		d.flags = sl->flags;
+		bspe_count_delivered(ch, sl);
 		sl->active = 0;
 		ch->rx_active--;
 		bspe_trim_later(ep, ch);
@@ -541,6 +567,7 @@ static int bspe_rx_data(struct bspe_ep *ep, struct bspe_chan *ch,
 		sl->nfrags = nfrags;
 		sl->unit = k->frag_unit;
 		sl->flags = k->flags & BSPE_F_SYNC;
+		sl->epoch = k->epoch;
 		sl->got = 0;
 		sl->active = 1;
 		ch->rx_active++;
@@ -678,6 +705,10 @@ static void bspe_rx_acks(struct bspe_ep *ep, struct bspe_chan *ch,
 	    !bspe_seq_lt(k->ack, eoh))
 		eoh = k->ack + 1;
 	sent = bspe_ack_in(ep, ch, k->ack_rail, k->ack, eoh, cause, seen, now);
+	/* the prodder waits for what we have not sent yet */
+	if (k->type == BSPE_T_PROD && !sent &&
+	    (ch->flags & BSPE_CHAN_GROUP) && k->epoch + 1)
+		ch->peer_waits = k->epoch + 1;
 	if (k->type == BSPE_T_PROD && !sent &&
 	    bspe_prod_wants_reply(ch, sr, k))
 		ch->rrail[k->ack_rail].reply_now |= BSPE_REPLY_DUE;

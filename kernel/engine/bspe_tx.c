@@ -141,6 +141,7 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	struct bspe_hdr *h = (struct bspe_hdr *)x.hdr;
 	u32 off = p->frag * ep->cfg.frag_size;
 	u32 len = m->len - off;
+	int waits;
 
 	if (ep->closed)
 		return;
@@ -152,10 +153,20 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 		flags |= BSPE_F_LAST | BSPE_F_ACKREQ;
 	else if (bspe_want_ackreq(ep, ch, sr, now))
 		flags |= BSPE_F_ACKREQ;
+	/*
+	 * The last data packet to a peer that prodded us in this superstep
+	 * and found nothing: it waits, and nothing after this packet would
+	 * reveal its loss. It asks for an answer at once (Documentation/
+	 * protocol.rst, "Tail loss probe").
+	 */
+	waits = (flags & (BSPE_F_SYNC | BSPE_F_LAST)) == BSPE_F_LAST &&
+		ch->peer_waits == ep->epoch + 1;
+	if (waits)
+		flags |= BSPE_F_WNDREQ;
 	if (flags & BSPE_F_ACKREQ) {
-		/* SYNC|LAST is answered at once (bspe_rx): bspe_tlp_due */
+		/* answered at once (SYNC|LAST, or WNDREQ): bspe_tlp_due */
 		sr->ackreq_pending = (flags & (BSPE_F_SYNC | BSPE_F_LAST)) ==
-				     (BSPE_F_SYNC | BSPE_F_LAST) ?
+				     (BSPE_F_SYNC | BSPE_F_LAST) || waits ?
 				     BSPE_ACKREQ_NOW : 1;
 		sr->ackreq_seq = seq;
 		sr->ackreq_time = now;

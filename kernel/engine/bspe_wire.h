@@ -45,7 +45,7 @@ enum bspe_type {
 #define BSPE_F_BUSY	0x0400	/* REPLY: alive, but refusing data for lack of memory */
 #define BSPE_F_EVICT	0x0800	/* ACK: idle channel eviction (request, or REPLY) */
 #define BSPE_F_KEEP	0x1000	/* EVICT|REPLY: eviction refused, channel kept */
-#define BSPE_F_WNDREQ	0x2000	/* DATA: half the sender's window used: ack now */
+#define BSPE_F_WNDREQ	0x2000	/* DATA: ack now (half the window used, or the receiver waits) */
 #define BSPE_F_ALL	0x3fff	/* every defined flag; others must be zero */
 
 /* An ACK's PROBE asks for an answer at once; PROBE|REPLY is that answer. */

@@ -21,6 +21,8 @@
 // layer did before it did: what expecting changes under loss.
 // -F: every data stream after all of the process's counts arrived, as libbsp did before
 // streams followed counts (and still does in a superstep with get requests).
+// -E: with streams following counts, a sender's stream is expected once every count is here
+// (as libbsp did before 30 Nov 2026), not as soon as its own count message is.
 // Exit status 0 iff every run delivered every message exactly once and intact; the targets are
 // printed, never asserted (a benchmark, not a test).
 #include <sys/resource.h>
@@ -104,9 +106,10 @@ struct Row {
     long rss_mib = 0;  // peak RSS of the process after the run
 };
 
-bool g_expect_barrier = true;  // -B: false
-bool g_follow = true;          // -F: false
-bool g_trace = false;          // -T: trace loss recovery and sender timeouts
+bool g_expect_barrier = true;   // -B: false
+bool g_follow = true;           // -F: false
+bool g_expect_at_count = true;  // -E: false
+bool g_trace = false;           // -T: trace loss recovery and sender timeouts
 
 // -T: what happened to every lost packet and every sender timeout of a run, and which message
 // ended each phase of each superstep last (the critical path), printed after the row.
@@ -393,6 +396,7 @@ Row run(const MsgPattern &pat, int p, int rails, double loss, int supersteps, ui
     MsgLayerRun bsp(sim, pat, supersteps, link_rate);
     bsp.expect_barrier = g_expect_barrier;
     bsp.streams_follow = g_follow;
+    bsp.expect_at_count = g_expect_at_count;
     std::unique_ptr<Trace> trace;
     if (g_trace)
         trace = std::make_unique<Trace>(sim, bsp);
@@ -474,11 +478,13 @@ int main(int argc, char **argv) {
     double mem_gib = 8;  // engine memory the simulated cluster may hold
     for (int i = 1; i < argc; i += 2) {
         std::string o = argv[i];
-        if (o == "-B" || o == "-T" || o == "-K" || o == "-F") {  // flags: no value
+        if (o == "-B" || o == "-T" || o == "-K" || o == "-F" || o == "-E") {  // no value
             if (o == "-K")
                 g_module_timers = true;
             else if (o == "-F")
                 g_follow = false;
+            else if (o == "-E")
+                g_expect_at_count = false;
             else
                 (o == "-B" ? g_expect_barrier : g_trace) = o == "-T";
             i--;
@@ -521,7 +527,7 @@ int main(int argc, char **argv) {
                 stderr,
                 "usage: %s [-p LIST] [-r LIST] [-l LIST] [-w total,sparse] "
                 "[-s supersteps] [-h bytes] [-m GiB] [-S pkts] [-R seed] [-g Gb/s] [-L us] "
-                "[-q bytes] [-B] [-F] [-K] [-T]\n",
+                "[-q bytes] [-B] [-E] [-F] [-K] [-T]\n",
                 argv[0]);
             return 2;
         }
@@ -548,6 +554,8 @@ int main(int argc, char **argv) {
         std::printf("-B: no process expects its barrier partner's message (bspe_expect).\n\n");
     if (!g_follow)
         std::printf("-F: data streams after all counts, not right behind each count.\n\n");
+    if (!g_expect_at_count)
+        std::printf("-E: streams expected once every count is here.\n\n");
     if (g_seed != 42)
         std::printf("-R: seed %llu.\n\n", static_cast<unsigned long long>(g_seed));
     if (g_module_timers)

@@ -363,6 +363,7 @@ class ScriptedPeers final : public Transport {
     void barrier_completed(std::uint64_t) override {}
     void set_pacing_rate(std::uint64_t) override {}
     void expect_from(int, std::uint32_t, std::uint64_t) override {}
+    void expect_barrier_message(int) override {}
     void serve_in_background() override {}
     void shutdown() override {}
 

@@ -632,6 +632,12 @@ void test_superstep_options() {
     ex.messages = 4;
     ex.bytes = 4096;
     CHECK_EQ(setsockopt(a, SOL_BSP, BSP_EXPECT, &ex, sizeof(ex)), 0);
+    ex.flags = BSP_EXPECT_SYNC;  // barrier traffic
+    ex.messages = 1;
+    CHECK_EQ(setsockopt(a, SOL_BSP, BSP_EXPECT, &ex, sizeof(ex)), 0);
+    ex.flags = 0x2;  // unknown flag
+    CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_EXPECT, &ex, sizeof(ex)), EINVAL);
+    ex.flags = 0;
     ex.peer.port = 1;  // not a member
     CHECK_ERRNO(setsockopt(a, SOL_BSP, BSP_EXPECT, &ex, sizeof(ex)), ESRCH);
 

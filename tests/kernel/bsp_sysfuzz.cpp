@@ -658,7 +658,7 @@ class Worker {
                 x.peer.port = port();
                 x.peer.reserved = chance(95) ? 0 : 1;
                 x.messages = chance(70) ? uint32_t(r(16)) : uint32_t(rng_());
-                x.reserved = chance(95) ? 0 : 1;
+                x.flags = chance(95) ? (chance(50) ? BSP_EXPECT_SYNC : 0) : uint32_t(rng_());
                 x.bytes = chance(70) ? r(1 << 20) : rng_();
                 result(setsockopt(fd(), SOL_BSP, BSP_EXPECT, &x, sizeof(x)), "BSP_EXPECT");
                 break;

@@ -103,7 +103,7 @@ void BspRun::enter_barrier(int i, int s) {
     Node &node = sim_.node(i);
     for (int j = 0; j < sim_.nodes(); j++)
         if (j != i && ns.counts[s][j] < 0)
-            bspe_expect(node.ep(), node.chan_to(j), 1, sim_.now());
+            bspe_expect(node.ep(), node.chan_to(j), 1, BSPE_EXPECT_SYNC, sim_.now());
 }
 
 void BspRun::progress(int i) {
@@ -122,9 +122,8 @@ void BspRun::progress(int i) {
             bspe_superstep_done(node.ep(), static_cast<uint32_t>(s), sim_.now());
             for (int j = 0; j < p; j++)
                 if (j != i)
-                    bspe_expect(node.ep(), node.chan_to(j),
-                                static_cast<uint32_t>(ns.counts[s][j] - ns.data_got[s][j]),
-                                sim_.now());
+                    bspe_expect(node.ep(), node.chan_to(j), static_cast<uint32_t>(ns.counts[s][j]),
+                                0, sim_.now());
             if (s <= w_.supersteps) {
                 for (int k = 1; k < p; k++) {
                     int j = (i + k) % p;

@@ -5,7 +5,7 @@
 //   1. enter barrier s: send a SYNC message with the number of data messages i will send
 //      to j in superstep s, to every other node j;
 //   2. barrier s completes when the count messages of all other nodes arrived:
-//      bspe_superstep_done(s), bspe_expect(j, count from j), then send the data messages
+//      bspe_superstep_done(s), bspe_expect(j, count from j: a total), then send the data messages
 //      in latin-square order (j = i+1, i+2, ...), the last one to each destination with
 //      BSPE_SEND_LAST;
 //   3. when all expected data arrived, enter barrier s+1.

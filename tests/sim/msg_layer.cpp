@@ -209,7 +209,21 @@ void MsgLayerRun::expect_round(int i) {
     int from = pr.round == 0 ? i + q_ : pr.round == log_q_ + 1 ? i - q_ : i ^ (1 << (pr.round - 1));
     Node &node = sim_.node(i);
     int c = node.chan_to(from);
-    sim_.timed([&] { return bspe_expect(node.ep(), c, 1, sim_.now()); });
+    sim_.timed([&] { return bspe_expect(node.ep(), c, 1, BSPE_EXPECT_SYNC, sim_.now()); });
+}
+
+// expect_from (messaging.cpp): k's messages of the superstep in all, its count message and
+// the units it announced, unless they are all here.
+void MsgLayerRun::expect_stream(int i, int k) {
+    Proc &pr = st_[static_cast<size_t>(i)];
+    Step &step = pr.steps[pr.s];
+    const auto &ua = step.from[k];
+    if (ua.first <= ua.second)
+        return;
+    step.expected.insert(k);
+    Node &node = sim_.node(i);
+    int c = node.chan_to(k);
+    sim_.timed([&] { return bspe_expect(node.ep(), c, ua.first + 1, 0, sim_.now()); });
 }
 
 void MsgLayerRun::on_deliver(Node &n, const Delivered &d) {
@@ -229,11 +243,15 @@ void MsgLayerRun::on_deliver(Node &n, const Delivered &d) {
         case 'W':
             step.down = true;
             break;
-        case 'C':
+        case 'C': {
             step.counts++;
             step.units_expected += aux;
             step.from[d.src].first += aux;
+            const Proc &pr = st_[static_cast<size_t>(n.id())];
+            if (streams_follow && expect_at_count && pr.phase == 1 && pr.s == static_cast<int>(s))
+                expect_stream(n.id(), d.src);
             break;
+        }
         default:
             step.units++;
             if (++step.from[d.src].second > step.from[d.src].first)
@@ -308,6 +326,13 @@ void MsgLayerRun::progress(int i) {
             pr.phase = 1;
             if (streams_follow)
                 sim_.timed([&] { bspe_set_follow(node.ep(), 1); });
+            if (streams_follow && expect_at_count) {
+                std::vector<int> here;
+                for (const auto &f : step.from)
+                    here.push_back(f.first);
+                for (int k : here)
+                    expect_stream(i, k);
+            }
             for (const auto &[j, len] : pr.dests) {
                 uint32_t room = unit_bytes_ - kUnitHeader - kRecordHeader;
                 uint32_t units = len ? (len + room - 1) / room : 1;
@@ -324,14 +349,13 @@ void MsgLayerRun::progress(int i) {
                 return;
             pr.phase = 2;
             phase_done(i, pr.s, 1);
-            // expect_from every sender: the units its count message announced, less those
-            // already here
+            // expect_from every sender whose units are not all here: its messages of the
+            // superstep in all, the count message and the units it announced
             for (const auto &[k, ua] : step.from)
-                if (ua.first > ua.second) {
+                if (ua.first > ua.second && !step.expected.count(k)) {
                     int c = node.chan_to(k);
-                    sim_.timed([&] {
-                        return bspe_expect(node.ep(), c, ua.first - ua.second, sim_.now());
-                    });
+                    sim_.timed(
+                        [&] { return bspe_expect(node.ep(), c, ua.first + 1, 0, sim_.now()); });
                 }
             if (!streams_follow)
                 for (const auto &[j, len] : pr.dests)

@@ -14,7 +14,8 @@
 //      into units of at most unit_bytes, the last unit to a destination with BSPE_SEND_LAST;
 //      a process waits for as many counts as it has senders (the fan-in the barrier's
 //      counters tell it);
-//   3. bspe_expect(k, units) per sender k for the units not here yet; the pacing rate of
+//   3. bspe_expect(k, units + 1) per sender k whose units are not all here (its messages of
+//      the superstep in all: count message and units); the pacing rate of
 //      userlib/src/pacing.cpp (bspe_set_pacing) is set once, at the start (it depends on
 //      the pattern only);
 //   4. when every expected unit arrived, bspe_set_follow(0) and the barrier of s + 1.
@@ -33,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,7 @@ class MsgLayerRun {
         uint64_t units_expected = 0;      // units announced by them
         uint64_t units = 0;               // data units received
         std::map<int, std::pair<uint32_t, uint32_t>> from;  // sender -> (announced, arrived)
+        std::set<int> expected;                             // senders told bspe_expect
         int ups = 0;        // end of the job: children that reported
         bool down = false;  // end of the job: the parent's broadcast arrived
     };
@@ -104,6 +107,7 @@ class MsgLayerRun {
     };
     void start_barrier(int i, int s);
     void expect_round(int i);
+    void expect_stream(int i, int k);  // bspe_expect of k's count message and units
     void barrier_send(int i, int to, int round);
     void progress(int i);
     bool end_progress(int i);  // phase 4; true when the process is done
@@ -126,14 +130,18 @@ class MsgLayerRun {
 
   public:
     std::vector<std::string> errors;  // the workload's own checks (contributions, order)
-    // bspe_expect(partner, 1) for each barrier round whose message has not arrived (see
-    // expect_round), as messaging.cpp does; false: as it did before (for comparison).
+    // bspe_expect(partner, 1, BSPE_EXPECT_SYNC) for each barrier round whose message has not
+    // arrived (see expect_round), as messaging.cpp does; false: as it did before (for
+    // comparison).
     bool expect_barrier = true;
     // Streams follow counts (messaging.cpp in a superstep without get requests): each
     // destination's data stream right after its count message, with bspe_set_follow; false:
     // every stream after all of the process's own counts arrived, as libbsp did before and
     // still does in a superstep with get requests (for comparison).
     bool streams_follow = true;
+    // With streams_follow: each sender's stream is expected as soon as its count message is
+    // here (and the barrier completed), not once every count is (bspe_expect totals).
+    bool expect_at_count = true;
     // Traces: process i finished phase `phase` (0 barrier, 1 counts, 2 data) of superstep s at
     // time t, on the delivery of a message tagged `tag` ('B', 'C', 'D'; 0: no delivery) from
     // process `src`.

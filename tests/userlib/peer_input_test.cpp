@@ -37,10 +37,22 @@ class ScriptedPeer final : public Transport {
     void flush_sends() override {}
     void barrier_completed(std::uint64_t) override {}
     void set_pacing_rate(std::uint64_t) override {}
-    void expect_from(int, std::uint32_t, std::uint64_t) override {}
+    void expect_from(int src, std::uint32_t messages, std::uint64_t) override {
+        expected.push_back({src, messages, script_.size()});
+    }
+    void expect_barrier_message(int src) override { barrier_expected.push_back(src); }
     void serve_in_background() override {}
     void shutdown() override {}
     std::size_t left() const { return script_.size(); }
+
+    struct Expectation {
+        int src;
+        std::uint32_t messages;
+        std::size_t left;  // script messages not received yet at the call
+        bool operator==(const Expectation &) const = default;
+    };
+    std::vector<Expectation> expected;
+    std::vector<int> barrier_expected;
 
   private:
     std::deque<std::vector<std::byte>> script_;
@@ -379,4 +391,30 @@ TEST(PeerInput, BarrierCarriesWhetherAnyProcessGets) {
     Reader r(msg);
     read_header(r);
     EXPECT_THROW(decode_barrier(r, 2), ProtocolError);
+}
+
+// What the transport is told to expect is a total for the superstep: the peer's counts
+// message and its units. In a superstep without get requests the stream is expected as soon
+// as its counts message is taken, from the lower bound the counts give (one unit: they
+// announce one record and no bytes), and once more, when the first unit tells the exact
+// number (six units of 64 bytes). The barrier's message is expected as the partner's one
+// message of the barrier.
+TEST(PeerInput, StreamExpectedAsATotalAtItsCountsMessage) {
+    UnitPacker packer(0, 64);
+    std::vector<std::byte> data(100, std::byte{7});
+    packer.add(RecordKind::Send, 0, 0, data);
+    auto units = packer.finish();
+    ASSERT_EQ(units.size(), 6u);
+    std::deque<std::vector<std::byte>> script{peer_barrier(0), peer_counts(0, 1)};
+    for (const auto &u : units)
+        script.push_back(u);
+    ScriptedPeer peer(std::move(script));
+    Runtime rt(0, 2, &peer, {});
+    rt.sync("bsp_sync");
+    EXPECT_EQ(peer.left(), 0u);
+    // counts message + 1 unit, before any unit was received; counts message + 6 units, once
+    // the first unit was
+    const std::vector<ScriptedPeer::Expectation> want{{1, 2, 6}, {1, 7, 5}};
+    EXPECT_EQ(peer.expected, want);
+    EXPECT_EQ(peer.barrier_expected, (std::vector<int>{1}));
 }

@@ -682,6 +682,7 @@ class CraftedDirectArea : public Transport {
     void expect_from(int src, std::uint32_t m, std::uint64_t b) override {
         t_.expect_from(src, m, b);
     }
+    void expect_barrier_message(int src) override { t_.expect_barrier_message(src); }
     std::size_t board_blob_bytes() const override { return t_.board_blob_bytes(); }
     bsp::rt::BoardGather board_allgather(std::span<const std::byte> mine) override {
         return t_.board_allgather(mine);

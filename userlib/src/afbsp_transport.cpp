@@ -75,6 +75,7 @@ class AfBspTransport final : public Transport {
     void streams_follow_counts(bool follow) override;
     void set_pacing_rate(std::uint64_t bytes_per_second) override;
     void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) override;
+    void expect_barrier_message(int src) override;
     void serve_in_background() override { flush_sends(); }
     void shutdown() override;
 
@@ -406,6 +407,15 @@ void AfBspTransport::expect_from(int src, std::uint32_t messages, std::uint64_t 
     e.peer.port = peers_[static_cast<std::size_t>(src)].sbsp_port;
     e.messages = messages;
     e.bytes = bytes;
+    set(BSP_EXPECT, &e, sizeof e, "BSP_EXPECT");
+}
+
+void AfBspTransport::expect_barrier_message(int src) {
+    bsp_expect e{};
+    e.peer.node = peers_[static_cast<std::size_t>(src)].sbsp_node;
+    e.peer.port = peers_[static_cast<std::size_t>(src)].sbsp_port;
+    e.messages = 1;
+    e.flags = BSP_EXPECT_SYNC;
     set(BSP_EXPECT, &e, sizeof e, "BSP_EXPECT");
 }
 

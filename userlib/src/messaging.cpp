@@ -586,6 +586,7 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
     start_superstep(superstep);
     exchanging_ = true;
     fan_in_ = b.fan_in;
+    announced_.assign(static_cast<std::size_t>(nprocs_), 0);
     for (int k = 0; k < nprocs_; ++k) {
         PeerStep &p = peers_[static_cast<std::size_t>(k)];
         p.our_gets = out[static_cast<std::size_t>(k)].gets.size();
@@ -618,7 +619,7 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
             transport_->streams_follow_counts(true);
         }
         send_counts(superstep, out, follow);
-        counts = receive_counts(superstep, b.fan_in);
+        counts = receive_counts(superstep, b.fan_in, follow);
         for (int k = 0; follow && k < nprocs_; ++k) {
             if (!counts[static_cast<std::size_t>(k)].gets.empty()) {
                 throw ProtocolError("get requests from process " + std::to_string(k) +
@@ -636,7 +637,7 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
             counts[k].data_bytes = 0;
         }
     }
-    const std::vector<bool> expect = expect_streams(superstep, counts, out);
+    std::vector<Expected> expect = expect_streams(superstep, counts, out, !by_board);
     if (!follow) {
         // The data streams in schedule order, with the replies to the gets the counts asked.
         for (int j : destination_order(cfg_.schedule, pid_, nprocs_, superstep, cfg_.seed)) {
@@ -645,7 +646,7 @@ UnitsBySource Messaging::exchange(std::uint64_t superstep, const BarrierResult &
                         !(ju < records_sent.size() && records_sent[ju]));
         }
     }
-    UnitsBySource in = receive_streams(superstep, expect);
+    UnitsBySource in = receive_streams(superstep, std::move(expect));
     for (std::size_t k = 0; k < in.size(); ++k) {
         if (!inline_in[k].empty()) {
             // The board's units first: puts and sends precede the replies in a stream.
@@ -688,7 +689,8 @@ void Messaging::send_counts(std::uint64_t superstep, const std::vector<Outgoing>
 
 // Second half: the counts sent to us. Returns, per source pid, its counts (zero for those
 // that send us nothing).
-std::vector<Counts> Messaging::receive_counts(std::uint64_t superstep, std::uint32_t fan_in) {
+std::vector<Counts> Messaging::receive_counts(std::uint64_t superstep, std::uint32_t fan_in,
+                                              bool follow) {
     // The barrier told how many processes send to us, not which: the first fan_in counts
     // messages of this superstep, one per sender (admit() keeps the stash to that).
     std::vector<Counts> counts(static_cast<std::size_t>(nprocs_));
@@ -703,54 +705,80 @@ std::vector<Counts> Messaging::receive_counts(std::uint64_t superstep, std::uint
         Reader rd(r.bytes);
         read_header(rd);
         counts[k] = decode_counts(rd);
+        // Its stream is right behind it (no get requests in this superstep: nothing of ours
+        // for it to reply to): expected from now on, so that the engine prods for a lost
+        // part of it as soon as the channel is quiet, not once every count is here.
+        if (follow) {
+            announce(r.src, expected_from(counts[k], {}, true, 0));
+        }
     }
     return counts;
 }
 
 // Expected data streams: from k when k has puts/sends for us, or we asked k for data. Each
-// is announced to the transport with the units still to come (a lower bound: its units
-// not in the stash yet, when some are, the exact number their unit info gives) and its
-// bytes.
-std::vector<bool> Messaging::expect_streams(std::uint64_t superstep,
-                                            const std::vector<Counts> &counts,
-                                            const std::vector<Outgoing> &out) {
+// is announced to the transport as the messages k sends us in this superstep in all (its
+// counts message, when counts go by messages, and its units: a lower bound, or the exact
+// number a unit in the stash gives) and its bytes. A total: units the transport holds and
+// we have not taken yet are not expected a second time.
+std::vector<Messaging::Expected> Messaging::expect_streams(std::uint64_t superstep,
+                                                           const std::vector<Counts> &counts,
+                                                           const std::vector<Outgoing> &out,
+                                                           bool counts_by_message) {
     const auto n = static_cast<std::size_t>(nprocs_);
-    std::vector<bool> expect(n, false);
-    // Units of this superstep already here (streams that follow their counts), per source:
-    // how many, and how many their stream has.
-    std::vector<std::uint32_t> here(n, 0), total(n, 0);
+    std::vector<Expected> expect(n);
+    // The number of units a stream of this superstep has, from a unit in the stash.
+    std::vector<std::uint32_t> total(n, 0);
     for (const Received &r : stash_) {
         Reader rd(r.bytes);
         if (const MsgHeader h = read_header(rd);
             h.type == MsgType::Data && h.superstep == superstep) {
-            const auto ku = static_cast<std::size_t>(r.src);
-            here[ku]++;
-            total[ku] = read_unit_info(rd).count;
+            total[static_cast<std::size_t>(r.src)] = read_unit_info(rd).count;
         }
     }
     for (int k = 0; k < nprocs_; ++k) {
-        if (k == pid_) {
-            continue;
-        }
-        const auto ku = static_cast<std::size_t>(k);
-        std::uint64_t bytes = counts[ku].data_bytes;
-        for (const auto &g : out[ku].gets) {
-            bytes += g.nbytes;
-        }
-        expect[ku] = counts[ku].records > 0 || !out[ku].gets.empty();
-        if (expect[ku]) {
-            // A unit holds at most unit_bytes - kUnitHeaderBytes bytes of records, and
-            // every record costs kRecordHeaderBytes more than its data: a lower bound.
-            const std::uint64_t records = counts[ku].records + out[ku].gets.size();
-            const std::uint64_t room = cfg_.unit_bytes - kUnitHeaderBytes;
-            std::uint64_t units = (bytes + records * kRecordHeaderBytes + room - 1) / room;
-            if (here[ku] > 0) {
-                units = total[ku] > here[ku] ? total[ku] - here[ku] : 0;
-            }
-            transport_->expect_from(k, static_cast<std::uint32_t>(units), bytes);
+        if (k != pid_) {
+            const auto ku = static_cast<std::size_t>(k);
+            expect[ku] = expected_from(counts[ku], out[ku].gets, counts_by_message, total[ku]);
+            announce(k, expect[ku]);
         }
     }
     return expect;
+}
+
+Messaging::Expected Messaging::expected_from(const Counts &c,
+                                             const std::vector<GetRequest> &our_gets,
+                                             bool counts_by_message,
+                                             std::uint32_t stream_units) const {
+    Expected e;
+    e.bytes = c.data_bytes;
+    for (const auto &g : our_gets) {
+        e.bytes += g.nbytes;
+    }
+    e.stream = c.records > 0 || !our_gets.empty();
+    if (e.stream) {
+        // A unit holds at most unit_bytes - kUnitHeaderBytes bytes of records, and every
+        // record costs kRecordHeaderBytes more than its data: a lower bound.
+        const std::uint64_t records = c.records + our_gets.size();
+        const std::uint64_t room = cfg_.unit_bytes - kUnitHeaderBytes;
+        e.units = stream_units > 0 ? stream_units
+                                   : (e.bytes + records * kRecordHeaderBytes + room - 1) / room;
+        // k sent a counts message iff it sends us records or get requests.
+        e.counts = counts_by_message && (c.records > 0 || !c.gets.empty());
+    }
+    return e;
+}
+
+void Messaging::announce(int k, const Expected &e) {
+    auto &told = announced_[static_cast<std::size_t>(k)];
+    if (e.stream && e.messages() != told) {
+        told = e.messages();
+        transport_->expect_from(k, told, e.bytes);
+    }
+}
+
+std::uint32_t Messaging::Expected::messages() const {
+    return static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(units + (counts ? 1 : 0), UINT32_MAX));
 }
 
 // The data stream to j: our puts and sends to j (unless `records` is false: they went in
@@ -786,19 +814,19 @@ void Messaging::send_stream(std::uint64_t superstep, int j, const Outgoing &o,
 // Completion by counting: every expected stream announces its number of units. The count
 // comes from the peer: units are kept by index as they arrive (memory grows with what was
 // received, never with what was announced).
-UnitsBySource Messaging::receive_streams(std::uint64_t superstep, const std::vector<bool> &expect) {
+UnitsBySource Messaging::receive_streams(std::uint64_t superstep, std::vector<Expected> expect) {
     const auto n = static_cast<std::size_t>(nprocs_);
     UnitsBySource in(n);
     std::vector<std::uint32_t> announced(n, 0);
     std::vector<std::map<std::uint32_t, DataUnit>> arrived(n);
     std::size_t pending = 0;
     for (std::size_t k = 0; k < n; ++k) {
-        pending += expect[k] ? 1 : 0;
+        pending += expect[k].stream ? 1 : 0;
     }
     while (pending > 0) {
         Received r = take_any(MsgType::Data, superstep);
         const auto ku = static_cast<std::size_t>(r.src);
-        if (!expect[ku]) {
+        if (!expect[ku].stream) {
             throw ProtocolError("data from process " + std::to_string(r.src) +
                                 " which announced none");
         }
@@ -807,6 +835,11 @@ UnitsBySource Messaging::receive_streams(std::uint64_t superstep, const std::vec
         UnitInfo info = read_unit_info(rd);
         if (announced[ku] == 0) {
             announced[ku] = info.count;
+            // More units than the lower bound expected: the transport learns the total.
+            if (info.count > expect[ku].units) {
+                expect[ku].units = info.count;
+                announce(r.src, expect[ku]);
+            }
         }
         auto &units = arrived[ku];
         if (info.count != announced[ku] || h.aux >= info.count || !in[ku].empty() ||

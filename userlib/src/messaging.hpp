@@ -139,12 +139,30 @@ class Messaging {
     void start_superstep(std::uint64_t superstep);
     // The steps of exchange().
     void send_counts(std::uint64_t superstep, const std::vector<Outgoing> &out, bool follow);
-    std::vector<Counts> receive_counts(std::uint64_t superstep, std::uint32_t fan_in);
-    std::vector<bool> expect_streams(std::uint64_t superstep, const std::vector<Counts> &counts,
-                                     const std::vector<Outgoing> &out);
+    // With `follow`, each sender's stream is announced to the transport as soon as its
+    // counts message is taken (the stream is right behind it).
+    std::vector<Counts> receive_counts(std::uint64_t superstep, std::uint32_t fan_in, bool follow);
+    // What one source sends us in a superstep, as announced to the transport.
+    struct Expected {
+        bool stream = false;      // a data stream
+        bool counts = false;      // a counts message (counts go by messages)
+        std::uint64_t units = 0;  // units of the stream: a lower bound until one arrived
+        std::uint64_t bytes = 0;
+        std::uint32_t messages() const;  // counts message + units, saturated
+    };
+    std::vector<Expected> expect_streams(std::uint64_t superstep, const std::vector<Counts> &counts,
+                                         const std::vector<Outgoing> &out, bool counts_by_message);
+    // What k sends us: its counts (a counts message when counts_by_message) and our get
+    // requests to it (their replies); stream_units: the exact number of units of its stream
+    // when known (a unit is here), else 0.
+    Expected expected_from(const Counts &c, const std::vector<GetRequest> &our_gets,
+                           bool counts_by_message, std::uint32_t stream_units) const;
+    // Tells the transport what k sends us, unless it was told exactly that already in this
+    // superstep (a repeated expectation would restart the engine's prod interval).
+    void announce(int k, const Expected &e);
     void send_stream(std::uint64_t superstep, int j, const Outgoing &o,
                      const std::vector<GetRequest> &requests, const GetServer &serve, bool records);
-    UnitsBySource receive_streams(std::uint64_t superstep, const std::vector<bool> &expect);
+    UnitsBySource receive_streams(std::uint64_t superstep, std::vector<Expected> expect);
 
     // What one sender may still send in superstep cur_.
     struct PeerStep {
@@ -176,7 +194,8 @@ class Messaging {
     std::uint32_t counts_seen_ = 0;                         // counts of cur_ admitted or taken
     std::set<std::pair<int, std::uint32_t>> barrier_from_;  // (sender, round) we receive
     std::set<std::tuple<std::uint64_t, int, std::uint32_t>> barrier_seen_;
-    std::vector<PeerStep> peers_;  // per sender
+    std::vector<PeerStep> peers_;           // per sender
+    std::vector<std::uint32_t> announced_;  // per sender: messages announced in the exchange
     // The counts the board carried for superstep board_counts_step_ (exchange() takes them).
     std::optional<std::vector<Counts>> board_counts_;
     std::uint64_t board_counts_step_ = 0;

@@ -193,6 +193,11 @@ class ShmTransport final : public Transport {
             remote_->expect_from(src, messages, bytes);
         }
     }
+    void expect_barrier_message(int src) override {
+        if (remote_ && src >= 0 && src < nprocs_ && !local_[static_cast<std::size_t>(src)]) {
+            remote_->expect_barrier_message(src);
+        }
+    }
     void serve_in_background() override {
         if (remote_) {
             remote_->serve_in_background();

@@ -80,14 +80,17 @@ class Transport {
     // Injection rate for this superstep in bytes/s (0: unpaced).
     virtual void set_pacing_rate(std::uint64_t bytes_per_second) = 0;
 
-    // Volume expected from src in this superstep (after the total exchange of counts): at
-    // least `messages` messages carrying `bytes` payload bytes, so the transport can prod
-    // precisely instead of waiting for timeouts.
+    // Volume src sends us in this superstep in all (after the total exchange of counts): at
+    // least `messages` messages that are not barrier traffic (its counts message and its
+    // data units, those received already included) carrying `bytes` payload bytes, so the
+    // transport can prod precisely instead of waiting for timeouts. A total, not what is
+    // still to come: the transport may hold messages it received and we have not taken yet.
     virtual void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) = 0;
 
-    // The barrier waits for a message from src that has not arrived: the transport may prod
-    // src for it after a round trip instead of waiting for src's timeout.
-    virtual void expect_barrier_message(int src) { expect_from(src, 1, 0); }
+    // The barrier waits for src's message of this barrier (every partner sends one), which
+    // has not been taken: the transport may prod src for it after a round trip instead of
+    // waiting for src's timeout.
+    virtual void expect_barrier_message(int src) = 0;
 
     // The shared board (Documentation/messaging.rst, "The barrier on one host"): when every
     // process of the job is on this host, an allgather of blobs of up to this many bytes

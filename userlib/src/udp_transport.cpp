@@ -101,6 +101,7 @@ class UdpTransport final : public Transport {
     void streams_follow_counts(bool follow) override;
     void set_pacing_rate(std::uint64_t bytes_per_second) override;
     void expect_from(int src, std::uint32_t messages, std::uint64_t bytes) override;
+    void expect_barrier_message(int src) override;
     void flush_sends() override;
     void serve_in_background() override;
     void shutdown() override;
@@ -124,6 +125,8 @@ class UdpTransport final : public Transport {
 
     // The channel to process @p, opened on first use (channels are allocated lazily).
     int chan_to(int p);
+    // bspe_expect on the channel to src: `total` messages of the class `flags` names.
+    void expect(int src, std::uint32_t total, u32 flags);
     static std::uint64_t slot_key(int chan, u32 slot) {
         return (static_cast<std::uint64_t>(static_cast<unsigned>(chan)) << 32) | slot;
     }
@@ -923,14 +926,24 @@ void UdpTransport::set_pacing_rate(std::uint64_t bytes_per_second) {
 
 void UdpTransport::expect_from(int src, std::uint32_t messages, std::uint64_t bytes) {
     (void)bytes;
+    expect(src, messages, 0);
+}
+
+void UdpTransport::expect_barrier_message(int src) {
+    expect(src, 1, BSPE_EXPECT_SYNC);
+}
+
+// The engine takes totals of the current epoch (bspe_expect): what it delivered to our
+// queue and the messaging layer has not taken yet is not expected again.
+void UdpTransport::expect(int src, std::uint32_t total, u32 flags) {
     std::lock_guard lock(mu_);
     if (src < 0 || src >= nprocs_ || src == pid_) {
         return;
     }
     // Expecting nothing from a peer without a channel needs no channel.
-    const int c = messages ? chan_to(src) : bspe_chan_find(ep_, static_cast<u32>(src), kPort);
+    const int c = total ? chan_to(src) : bspe_chan_find(ep_, static_cast<u32>(src), kPort);
     if (c >= 0) {
-        bspe_expect(ep_, c, messages, now());
+        bspe_expect(ep_, c, total, flags, now());
         flush_tx();
     }
 }

@@ -159,7 +159,7 @@ TEST(Endpoint, RefusedPlacementIsRecovered) {
     bspe_stats_get(b, -1, -1, &sb);
     EXPECT_EQ(sb.drops[BSPE_DROP_NOMEM], 1u);
     EXPECT_EQ(delivered, 0);
-    bspe_expect(b, cb, 1, 10);
+    bspe_expect(b, cb, 1, 0, 10);
     bspe_timer(b, 10 + 100 * kUs);  // b prods with ack 1 / eoh 2
     ASSERT_EQ(out.size(), 1u);
     move(a, 20 + 100 * kUs);  // a resends fragment 1

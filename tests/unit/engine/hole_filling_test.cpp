@@ -29,6 +29,17 @@ struct RetxLog {
     }
 };
 
+// Records the times of PROD packets, any direction.
+struct ProdTimes {
+    std::vector<uint64_t> at;
+    void attach(Sim &sim) {
+        sim.tap = [this, &sim](const WirePkt &w) {
+            if (w.type == BSPE_T_PROD)
+                at.push_back(sim.now());
+        };
+    }
+};
+
 void send_ten(Sim &sim) {
     for (int k = 0; k < 10; k++)
         sim.send(0, 1, Sim::pattern(0, 1, k, 100), k == 9 ? BSPE_SEND_LAST : 0);
@@ -131,7 +142,7 @@ TEST(HoleFilling, ReceiverRunningAheadBacksOff) {
             prod_times.push_back(sim.now());
     };
     Node &rx = sim.node(1);
-    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0, 0);
     sim.at(1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 0, 3000), BSPE_SEND_LAST); });
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
@@ -173,7 +184,8 @@ TEST(HoleFilling, ReceiverRunningAheadWithEndpointSampleProdsUnanswered) {
     ASSERT_EQ(sim.node(2).stats().acks_tx, 1u);
     ASSERT_EQ(rx.stats().prods_tx, 0u);
     uint64_t t0 = sim.now();
-    bspe_expect(rx.ep(), rx.chan_to(0), 1, t0);
+    // two messages in this superstep in all, the first delivered already
+    bspe_expect(rx.ep(), rx.chan_to(0), 2, 0, t0);
     sim.at(t0 + 1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 1, 3000), BSPE_SEND_LAST); });
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
@@ -194,43 +206,56 @@ TEST(HoleFilling, ReceiverRunningAheadWithEndpointSampleProdsUnanswered) {
 }
 
 // A receiver that runs ahead, and the message it expects, sent while the sender leaves its prods
-// unanswered (it had nothing to tell), is lost whole. The next prod round finds the sender with
-// packets the receiver does not acknowledge: that one is answered, the answer shows the lost
-// tail and the prod after it draws the resend, without the sender's timeout.
-TEST(HoleFilling, MessageLostWholeAfterUnansweredProdsFoundByProd) {
+// unanswered (it had nothing to tell), is lost whole. The sender knows its receiver waits (it
+// prodded and drew nothing): the message's last packet asks for an answer at once, and when
+// none came two round trips later its tail loss probe's answer shows the loss, resent as holes
+// (Documentation/protocol.rst, "Tail loss probe"); before, the next prod round found it, 550 us
+// after the loss, and the sender's timeout probe settled the resend.
+TEST(HoleFilling, MessageLostWholeAfterUnansweredProdsFoundByTailProbe) {
     Sim sim(net(2, 1), test_cfg());
     std::vector<std::pair<uint64_t, uint16_t>> prods;  // time, flags
+    std::vector<uint64_t> resent;
+    uint16_t last_flags = 0;
     sim.tap = [&](const WirePkt &w) {
         if (w.type == BSPE_T_PROD)
             prods.emplace_back(sim.now(), w.flags);
+        if (w.type == BSPE_T_DATA && (w.flags & BSPE_F_RETX))
+            resent.push_back(sim.now());
+        if (w.type == BSPE_T_DATA && !(w.flags & BSPE_F_RETX) && (w.flags & BSPE_F_LAST))
+            last_flags = w.flags;
     };
     sim.drop_filter = [](const WirePkt &w) {
         return w.type == BSPE_T_DATA && w.src == 0 && !(w.flags & BSPE_F_RETX);
     };
     Node &rx = sim.node(1);
-    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0, 0);
     sim.at(1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 0, 3000), BSPE_SEND_LAST); });
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
     EXPECT_EQ(sim.wire().data_lost, 3u);
     // rounds at 50, 150, 350, 750 us (the first asks for an answer: the endpoint has no
-    // round-trip sample yet), then 1550 us, after the loss at 1 ms: answered with the tail,
-    // prodded for at once
-    ASSERT_EQ(prods.size(), 6u);
-    const uint64_t at[] = {50, 150, 350, 750, 1550};
-    for (size_t i = 0; i < 5; i++)
+    // round-trip sample yet), all before the message is sent at 1 ms; none after it
+    ASSERT_EQ(prods.size(), 4u);
+    const uint64_t at[] = {50, 150, 350, 750};
+    for (size_t i = 0; i < 4; i++)
         EXPECT_EQ(prods[i].first, at[i] * kUs) << i;
     EXPECT_EQ(prods[0].second & BSPE_F_ACKREQ, BSPE_F_ACKREQ);
-    for (size_t i = 1; i < 5; i++)
+    for (size_t i = 1; i < 4; i++)
         EXPECT_EQ(prods[i].second & BSPE_F_ACKREQ, 0) << i;
-    EXPECT_LT(prods[5].first, prods[4].first + 50 * kUs);
+    EXPECT_EQ(last_flags & (BSPE_F_ACKREQ | BSPE_F_WNDREQ), BSPE_F_ACKREQ | BSPE_F_WNDREQ);
+    // the three packets resent together, two round-trip estimates and ack_delay after the
+    // loss plus the probe's round trip (110 us): a seventh of the receiver's prod interval
+    // by then (800 us)
+    ASSERT_EQ(resent.size(), 3u);
+    EXPECT_EQ(resent[0], resent[2]);
+    EXPECT_GT(resent[0], 1 * kMs);
+    EXPECT_LT(resent[0], 1 * kMs + 150 * kUs);
     bspe_stats a = sim.node(0).stats(), b = sim.node(1).stats();
-    EXPECT_EQ(a.retx_prod, 3u);
-    EXPECT_EQ(a.retx_hole + a.retx_timeout, 0u);
-    // The resent packets are acknowledged by the sender's one conservative timeout probe
-    // after delivery (below the n/(2p) threshold nothing else answers); nothing is resent
-    // for it.
-    EXPECT_EQ(a.timeouts, 1u);
+    EXPECT_EQ(a.retx_hole, 3u);
+    EXPECT_EQ(a.retx_prod + a.retx_timeout, 0u);
+    // one check (the tail loss probe), no timeout: the resend's last packet asks for an
+    // answer at once too, which settles the message
+    EXPECT_EQ(a.timeouts, 0u);
     EXPECT_EQ(a.probes_tx, 1u);
     EXPECT_EQ(b.dup_rx, 0u);
     EXPECT_EQ(b.msgs_rx, 1u);
@@ -241,7 +266,7 @@ TEST(HoleFilling, TailLossRecoveredByProd) {
     Sim sim(net(2, 1), test_cfg());
     sim.drop_filter = drop_first({8, 9});
     Node &rx = sim.node(1);
-    bspe_expect(rx.ep(), rx.chan_to(0), 10, 0);
+    bspe_expect(rx.ep(), rx.chan_to(0), 10, 0, 0);
     send_ten(sim);
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
@@ -420,7 +445,7 @@ TEST(HoleFilling, TailShownByTheSecondRailsAnswerProddedAtOnce) {
             resent_at = sim.now();
     };
     Node &rx = sim.node(1);
-    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0, 0);
     // 6 fragments of test_cfg's 1000 bytes: rails 0, 1, 0, 1, 0, 1; the last (on rail 1) is lost
     sim.send(0, 1, Sim::pattern(0, 1, 0, 5612), BSPE_SEND_LAST);
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
@@ -438,8 +463,10 @@ TEST(HoleFilling, TailShownByTheSecondRailsAnswerProddedAtOnce) {
     EXPECT_LT(resent_at - first, ivl);
     EXPECT_EQ(a.retx_prod, 1u);
     EXPECT_EQ(a.retx_hole + a.retx_timeout, 0u);
-    // the sender's buffers are freed by its conservative timeout probe (nothing resent)
-    EXPECT_EQ(a.timeouts, 1u);
+    // the prodded sender knows its receiver waits: the resent last packet asks for an answer
+    // at once, which frees the sender's buffers (before: its conservative timeout probe)
+    EXPECT_EQ(a.timeouts, 0u);
+    EXPECT_EQ(a.probes_tx, 0u);
     EXPECT_EQ(b.prods_tx, 3u);
     EXPECT_EQ(b.dup_rx, 0u);
     EXPECT_EQ(b.msgs_rx, 1u);
@@ -459,14 +486,14 @@ TEST(HoleFilling, NewChannelStartsFromTheEndpointsRoundTrip) {
     };
     Node &rx = sim.node(1);
     // node 1 runs ahead of node 0: its prods, answered, measure the round trip
-    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0);
+    bspe_expect(rx.ep(), rx.chan_to(0), 1, 0, 0);
     sim.at(1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 0, 3000), BSPE_SEND_LAST); });
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     ASSERT_FALSE(prods.empty());
     EXPECT_EQ(prods[0].first, 50 * kUs);  // rtt_init: nothing measured yet
     uint64_t t0 = sim.now() + 1 * kMs;
     size_t before = prods.size();
-    sim.at(t0, [&] { bspe_expect(rx.ep(), rx.chan_to(2), 1, sim.now()); });
+    sim.at(t0, [&] { bspe_expect(rx.ep(), rx.chan_to(2), 1, 0, sim.now()); });
     sim.at(t0 + 1 * kMs, [&] { sim.send(2, 1, Sim::pattern(2, 1, 0, 3000), BSPE_SEND_LAST); });
     ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
     EXPECT_EQ(sim.verify_all_delivered(), "");
@@ -502,4 +529,80 @@ TEST(HoleFilling, SpuriousResendsWidenTheReorderingAllowance) {
     EXPECT_LE(b.spurious_rx, 4u);
     EXPECT_EQ(a.data_tx, 800u + all_retx(a));
     EXPECT_EQ(b.data_tx, 800u + all_retx(b));
+}
+
+// bspe_expect takes the messages of the superstep in all, those delivered already included:
+// messages the engine delivered before the caller learnt how many come (and the caller may not
+// have read yet) are not expected again. Three messages of epoch 0 delivered, then "3 in all":
+// nothing is expected, no prod, the endpoint goes idle; "4 in all": node 1 prods until the
+// fourth came, and not after it.
+TEST(HoleFilling, ExpectationIsATotalOfTheSuperstep) {
+    Sim sim(net(2, 1), test_cfg());
+    ProdTimes log;
+    log.attach(sim);
+    const std::vector<uint64_t> &prods = log.at;
+    Node &rx = sim.node(1);
+    for (int k = 0; k < 3; k++)
+        sim.send(0, 1, Sim::pattern(0, 1, k, 500), k == 2 ? BSPE_SEND_LAST : 0);
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    ASSERT_EQ(rx.delivered.size(), 3u);
+    EXPECT_EQ(bspe_expect(rx.ep(), rx.chan_to(0), 3, 0, sim.now()), 0);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 10000 * kMs));
+    EXPECT_TRUE(prods.empty());
+    EXPECT_EQ(bspe_expect(rx.ep(), rx.chan_to(0), 4, 0, sim.now()), 0);
+    const uint64_t t0 = sim.now();
+    sim.at(t0 + 2 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 3, 500), BSPE_SEND_LAST); });
+    ASSERT_TRUE(sim.run_until_idle(t0 + 10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    ASSERT_FALSE(prods.empty());
+    for (uint64_t t : prods)
+        EXPECT_LT(t, t0 + 2 * kMs);  // none after the fourth message came
+    EXPECT_EQ(rx.stats().prods_tx, prods.size());
+}
+
+// Totals are per superstep (the endpoint's epoch, against the epoch each message carries):
+// two messages of epoch 0 do not count toward the two expected in epoch 1, which node 1 prods
+// for until they come. Barrier traffic (BSPE_SEND_SYNC) counts apart: a barrier message here
+// satisfies an expectation with BSPE_EXPECT_SYNC and not one of data.
+TEST(HoleFilling, ExpectationTotalsArePerSuperstepAndClass) {
+    Sim sim(net(2, 1), test_cfg());
+    ProdTimes log;
+    log.attach(sim);
+    const std::vector<uint64_t> &prods = log.at;
+    Node &rx = sim.node(1);
+    const int c = rx.chan_to(0);
+    EXPECT_EQ(bspe_expect(rx.ep(), c, 1, 0x80, 0), -EINVAL);
+    EXPECT_EQ(bspe_expect(rx.ep(), 4242, 1, 0, 0), -EINVAL);
+    sim.send(0, 1, Sim::pattern(0, 1, 0, 500), 0);
+    sim.send(0, 1, Sim::pattern(0, 1, 1, 500), BSPE_SEND_LAST);
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    for (int i = 0; i < 2; i++)
+        bspe_superstep_done(sim.node(i).ep(), 1, sim.now());
+    // the barrier of superstep 2 has begun: node 0's barrier message of it came
+    sim.send(0, 1, Sim::pattern(0, 1, 2, 100), BSPE_SEND_SYNC | BSPE_SEND_LAST);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 10000 * kMs));
+    ASSERT_EQ(rx.delivered.size(), 3u);
+    EXPECT_EQ(bspe_expect(rx.ep(), c, 1, BSPE_EXPECT_SYNC, sim.now()), 0);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 10000 * kMs));
+    EXPECT_TRUE(prods.empty());
+    // data of epoch 1: none yet, whatever came in epoch 0 or as barrier traffic
+    EXPECT_EQ(bspe_expect(rx.ep(), c, 2, 0, sim.now()), 0);
+    const uint64_t t0 = sim.now();
+    sim.at(t0 + 2 * kMs, [&] {
+        sim.send(0, 1, Sim::pattern(0, 1, 3, 500), 0);
+        sim.send(0, 1, Sim::pattern(0, 1, 4, 500), BSPE_SEND_LAST);
+    });
+    ASSERT_TRUE(sim.run_until_idle(t0 + 10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    ASSERT_FALSE(prods.empty());
+    for (uint64_t t : prods)
+        EXPECT_LT(t, t0 + 2 * kMs);
+    // a peer past the epoch has sent all of it: nothing expected
+    bspe_superstep_done(sim.node(0).ep(), 2, sim.now());
+    sim.send(0, 1, Sim::pattern(0, 1, 5, 100), BSPE_SEND_LAST);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 10000 * kMs));
+    const size_t before = prods.size();
+    EXPECT_EQ(bspe_expect(rx.ep(), c, 9, 0, sim.now()), 0);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 10000 * kMs));
+    EXPECT_EQ(prods.size(), before);
 }

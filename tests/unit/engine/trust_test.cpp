@@ -497,7 +497,7 @@ TEST_F(Trust, NothingLeavesAfterCloseNotify) {
     int cb = bspe_chan_find(b.ep, 0, 1);
     ASSERT_EQ(send(b, cb, 3000, 3), 0);  // a will receive part of it
     move(b, a, 20, [](Pkt &p) { return ntohl(p.hdr()->frag_off) == 0; });
-    bspe_expect(a.ep, c, 2, 20);
+    bspe_expect(a.ep, c, 2, 0, 20);
     wire.clear();
     uint64_t x0 = a.xmits;
     bspe_close_notify(a.ep, 30);
@@ -509,7 +509,7 @@ TEST_F(Trust, NothingLeavesAfterCloseNotify) {
     for (uint64_t t = 40; t < 20 * 1000 * kMs; t += 7 * kMs)
         bspe_timer(a.ep, t);           // probes, prods, acks would all be due
     ASSERT_EQ(send(b, cb, 10, 4), 0);  // more data, a prod and a probe arrive
-    bspe_expect(b.ep, cb, 5, 20 * 1000 * kMs);
+    bspe_expect(b.ep, cb, 5, 0, 20 * 1000 * kMs);
     bspe_timer(b.ep, 21 * 1000 * kMs);
     bspe_timer(b.ep, 22 * 1000 * kMs);
     move(b, a, 23 * 1000 * kMs);
@@ -578,7 +578,7 @@ TEST_F(Trust, FirstContactControlPackets) {
     a.init(0, 100, kAuth, kKey, &wire);
     b.init(1, 200, kAuth, kKey, &wire);
     int cb = bspe_chan_open(b.ep, 0, 1, 0, nullptr);
-    bspe_expect(b.ep, cb, 1, 0);
+    bspe_expect(b.ep, cb, 1, 0, 0);
     bspe_timer(b.ep, 50 * kMs);  // b prods a, which it never heard from
     Pkt prod = take(b, BSPE_T_PROD);
     EXPECT_EQ(ntohl(prod.hdr()->dst_inc), 0u);

@@ -409,7 +409,7 @@ TEST(WindowAck, LostResendResentAgainWhileExpecting) {
             resent.push_back(w.seq);
         if (w.type == BSPE_T_ACK && w.src == 0 && bspe_asks_answer(w.flags))
             sim.at(sim.now(),
-                   [&] { bspe_expect(sim.node(0).ep(), sim.node(0).chan_to(1), 0, sim.now()); });
+                   [&] { bspe_expect(sim.node(0).ep(), sim.node(0).chan_to(1), 0, 0, sim.now()); });
     };
     stream(sim, 64, 100000);
     ASSERT_TRUE(sim.run_until_idle(100000 * kMs));

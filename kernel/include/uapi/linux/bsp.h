@@ -72,7 +72,8 @@ struct sockaddr_bsp {
 #define BSP_EPOCH		3
 /*
  * BSP_EXPECT (set, struct bsp_expect): the volume this socket expects to
- * receive from one peer in the current superstep.
+ * receive from one peer in the current superstep, in all (messages already
+ * received included).
  */
 #define BSP_EXPECT		4
 /*
@@ -136,10 +137,13 @@ struct bsp_group {
 	struct bsp_endpoint	members[];
 };
 
+/* struct bsp_expect flags */
+#define BSP_EXPECT_SYNC		0x1	/* count BSP_SEND_SYNC messages */
+
 struct bsp_expect {
 	struct bsp_endpoint	peer;
-	__u32			messages;	/* messages expected from peer */
-	__u32			reserved;	/* must be zero */
+	__u32			messages;	/* messages from peer, in all */
+	__u32			flags;		/* 0 or BSP_EXPECT_SYNC */
 	__u64			bytes;		/* bytes expected from peer */
 };
 
