@@ -14,14 +14,13 @@
 //    ADDR: welcomed", "join ADDR: refused (CODE) TEXT", "join ADDR: closed" or "join ADDR:
 //    unreachable".
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,9 +32,21 @@ namespace {
 
 using namespace bsp::launch;
 
+// What a file holds, or what could be read of it: a /proc file of a process that ends
+// meanwhile reads with ESRCH, on which an istreambuf_iterator would throw.
 std::string read_file(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::string out;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return out;
+    }
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
 }
 
 bool is_hex(char c) {

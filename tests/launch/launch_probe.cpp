@@ -2,6 +2,7 @@
 // the BSPlib runtime does. The multi-process tests run it under bsprun, under emulated
 // Slurm and directly (spawn_local). Usage: launch_probe [--spawn P] ACTION [ARGS...]
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,9 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -67,8 +66,20 @@ std::vector<std::pair<int, char>> children_of_me(pid_t except) {
         if (pid <= 0 || pid == except) {
             continue;
         }
-        std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        // Any process may end between readdir and read: its stat then reads with ESRCH (an
+        // ifstream's underflow throws on that), and it is no child left.
+        const int fd =
+            ::open((std::string("/proc/") + e->d_name + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            continue;
+        }
+        char buf[1024];
+        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        if (n <= 0) {
+            continue;
+        }
+        const std::string stat(buf, static_cast<std::size_t>(n));
         // pid (comm) state ppid ...: comm may hold spaces and parentheses.
         auto close = stat.rfind(')');
         if (close == std::string::npos) {

@@ -150,8 +150,19 @@ std::vector<std::string> session_members(pid_t sid) {
         if (!(rest >> state >> ppid >> pgrp >> session) || session != sid) {
             continue;
         }
-        std::ifstream cmd(std::string("/proc/") + e->d_name + "/cmdline");
-        std::string c((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+        // The process may end meanwhile: its cmdline then reads with ESRCH, on which an
+        // istreambuf_iterator would throw (basic_filebuf::underflow); read it as it is.
+        std::string c;
+        if (const int fd = ::open((std::string("/proc/") + e->d_name + "/cmdline").c_str(),
+                                  O_RDONLY | O_CLOEXEC);
+            fd >= 0) {
+            char buf[4096];
+            ssize_t n;
+            while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+                c.append(buf, static_cast<std::size_t>(n));
+            }
+            ::close(fd);
+        }
         std::replace(c.begin(), c.end(), '\0', ' ');
         found.push_back(std::string(e->d_name) + " " + state + " " + c);
     }
