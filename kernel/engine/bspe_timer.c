@@ -396,18 +396,23 @@ static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	u8 rails;
 	u32 r;
 	u16 f;
+	int merely, guess;
 
 	if (!bspe_needs_data(ep, ch, &rails))
 		return;
+	/* nothing of it in reassembly, no hole known */
+	merely = !ch->rx_active && !bspe_holes(ep, ch);
+	guess = merely && !ch->expecting && bspe_guessing(ep, ch);
 	/*
 	 * A prod asks for an answer (ACKREQ) even if it is "nothing": that
-	 * ends a guess, and says a message partly received has no more
-	 * (its rest is lost) or a hole was filled meanwhile. A prod for
-	 * data merely expected (nothing of it in reassembly, no hole known)
-	 * does not: its sender answers only if it has something to tell
-	 * (bspe_prod_wants_reply); usually it has sent nothing yet.
+	 * says a message partly received has no more (its rest is lost) or
+	 * a hole was filled meanwhile. A prod for data merely expected or
+	 * guessed (nothing of it in reassembly, no hole known) does not:
+	 * its sender answers only if it has something to tell
+	 * (bspe_prod_wants_reply); usually it has sent nothing yet. Without
+	 * a round-trip sample every prod asks (the answer is one).
 	 */
-	f = ch->expecting && !ch->rx_active && !bspe_holes(ep, ch) &&
+	f = (ch->expecting || guess) && merely &&
 	    (ch->rtt_seen || ep->srtt) ? 0 : BSPE_F_ACKREQ;
 	/*
 	 * The previous prod got no answer: lost, or the sender had nothing
@@ -423,6 +428,14 @@ static void bspe_send_prods(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	ch->last_prod = now;
 	ch->prod_tx = now;
 	ch->prod_pending = f ? BSPE_PROD_ASKED : BSPE_PROD_MUTE;
+	/*
+	 * A guess asked without an answer is asked once: a sender with
+	 * packets we lack answers (the tail is then a known hole), one with
+	 * nothing knows that we wait and covers its last packet to us by a
+	 * tail loss probe (bspe_xmit_data).
+	 */
+	if (guess && !f)
+		ch->guess = 2;
 	ch->prod_at = 0;
 	if (ch->prod_rounds < 255)
 		ch->prod_rounds++;
@@ -502,9 +515,10 @@ static int bspe_sent_data(const struct bspe_ep *ep, const struct bspe_chan *ch)
  * sent data in the previous superstep and nothing yet in this one, at most
  * once per channel and superstep, and, while no channel expects data, every
  * one whose peer never sent data and holds data of ours of this superstep,
- * once until the peer sends data (an answer "nothing" ends the guess; one
- * that shows a lost tail leaves a known hole, prodded for as usual). A walk
- * over the open channels, only in the middle of a superstep.
+ * once until the peer sends data (a prod that asks for no answer, or an
+ * answer "nothing", ends the guess; an answer that shows a lost tail leaves
+ * a known hole, prodded for as usual). A walk over the open channels, only
+ * in the middle of a superstep.
  */
 static void bspe_guess_walk(struct bspe_ep *ep, u64 now)
 {

@@ -154,15 +154,24 @@ static void bspe_xmit_data(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	else if (bspe_want_ackreq(ep, ch, sr, now))
 		flags |= BSPE_F_ACKREQ;
 	/*
-	 * The last data packet to a peer that prodded us in this superstep
-	 * and found nothing: it waits, and nothing after this packet would
-	 * reveal its loss. It asks for an answer at once (Documentation/
-	 * protocol.rst, "Tail loss probe").
+	 * The last data packet, or the end of a barrier message, to a peer
+	 * that prodded us in this superstep and found nothing: it waits,
+	 * and nothing after this packet would reveal its loss. It asks for
+	 * an answer at once (Documentation/protocol.rst, "Tail loss probe").
 	 */
-	waits = (flags & (BSPE_F_SYNC | BSPE_F_LAST)) == BSPE_F_LAST &&
-		ch->peer_waits == ep->epoch + 1;
+	switch (flags & (BSPE_F_SYNC | BSPE_F_LAST)) {
+	case BSPE_F_LAST:
+		waits = 1;
+		break;
+	case BSPE_F_SYNC:
+		waits = off + len == m->len;
+		break;
+	default:
+		waits = 0;	/* SYNC|LAST is answered at once anyway */
+	}
+	waits = waits && ch->peer_waits == ep->epoch + 1;
 	if (waits)
-		flags |= BSPE_F_WNDREQ;
+		flags |= BSPE_F_WNDREQ | BSPE_F_ACKREQ;
 	if (flags & BSPE_F_ACKREQ) {
 		/* answered at once (SYNC|LAST, or WNDREQ): bspe_tlp_due */
 		sr->ackreq_pending = (flags & (BSPE_F_SYNC | BSPE_F_LAST)) ==

@@ -606,3 +606,44 @@ TEST(HoleFilling, ExpectationTotalsArePerSuperstepAndClass) {
     ASSERT_TRUE(sim.run_until_idle(sim.now() + 10000 * kMs));
     EXPECT_EQ(prods.size(), before);
 }
+
+// The same for a barrier message: a receiver waiting for its partner's message of the barrier
+// prods it in vain, then the message is lost. Its end asks for an answer at once (barrier
+// traffic is otherwise acknowledged by the next superstep only, and its partner in the round
+// sends nothing back to it before then), so the tail loss probe finds the loss two round trips
+// later, not the receiver's backed-off prods.
+TEST(HoleFilling, BarrierMessageLostAfterUnansweredProdsFoundByTailProbe) {
+    Sim sim(net(2, 1), test_cfg());
+    std::vector<uint64_t> prods, resent;
+    uint16_t sent_flags = 0;
+    sim.tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_PROD)
+            prods.push_back(sim.now());
+        if (w.type == BSPE_T_DATA && (w.flags & BSPE_F_RETX))
+            resent.push_back(sim.now());
+        if (w.type == BSPE_T_DATA && !(w.flags & BSPE_F_RETX))
+            sent_flags = w.flags;
+    };
+    sim.drop_filter = [](const WirePkt &w) {
+        return w.type == BSPE_T_DATA && w.src == 0 && !(w.flags & BSPE_F_RETX);
+    };
+    Node &rx = sim.node(1);
+    ASSERT_EQ(bspe_expect(rx.ep(), rx.chan_to(0), 1, BSPE_EXPECT_SYNC, 0), 0);
+    sim.at(1 * kMs, [&] { sim.send(0, 1, Sim::pattern(0, 1, 0, 300), BSPE_SEND_SYNC); });
+    ASSERT_TRUE(sim.run_until_idle(10000 * kMs));
+    EXPECT_EQ(sim.verify_all_delivered(), "");
+    EXPECT_EQ(sim.wire().data_lost, 1u);
+    ASSERT_FALSE(prods.empty());
+    for (uint64_t t : prods)
+        EXPECT_LT(t, 1 * kMs);  // all before the message was sent
+    EXPECT_EQ(sent_flags & (BSPE_F_SYNC | BSPE_F_ACKREQ | BSPE_F_WNDREQ),
+              BSPE_F_SYNC | BSPE_F_ACKREQ | BSPE_F_WNDREQ);
+    ASSERT_EQ(resent.size(), 1u);
+    EXPECT_LT(resent[0], 1 * kMs + 150 * kUs);
+    bspe_stats a = sim.node(0).stats();
+    EXPECT_EQ(a.retx_hole, 1u);
+    EXPECT_EQ(a.retx_prod + a.retx_timeout, 0u);
+    EXPECT_EQ(a.timeouts, 0u);
+    EXPECT_EQ(a.probes_tx, 1u);
+    EXPECT_EQ(rx.stats().msgs_rx, 1u);
+}
