@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <set>
 
 #include "engine_test_util.hpp"
@@ -128,11 +129,13 @@ struct Outcome {
 
 // follow: streams follow counts (libbsp without get requests); false: streams after all counts.
 Outcome run(int p, int rails, double loss, const MsgPattern &pat, int supersteps,
-            std::function<bool(const WirePkt &)> drop = nullptr, bool follow = true) {
+            std::function<bool(const WirePkt &)> drop = nullptr, bool follow = true,
+            std::function<void(const WirePkt &)> tap = nullptr) {
     Outcome o;
     bspe_cfg cfg = layer_cfg(p, rails);
     Sim sim(layer_net(p, rails, loss), cfg);
     sim.drop_filter = std::move(drop);
+    sim.tap = std::move(tap);
     MsgLayerRun bsp(sim, pat, supersteps, uint64_t(10e9 / 8) * uint64_t(rails));
     bsp.streams_follow = follow;
     o.ok = bsp.run(100000 * kMs);
@@ -281,7 +284,13 @@ static bool count_lost_both_ways(const WirePkt &w) {
 TEST(MsgLayer, CountsLostBothWaysFoundWithoutTimeout) {
     const int p = 4;
     MsgPattern pat = msg_total_exchange(16 * 1024);
-    Outcome o = run(p, 2, 0, pat, 2, count_lost_both_ways, false);
+    // the first prod between 2 and 3 in the second superstep (epoch 2), each way: a guess
+    std::map<std::pair<int, int>, uint16_t> guess_flags;
+    auto tap = [&](const WirePkt &w) {
+        if (w.type == BSPE_T_PROD && w.epoch == 2 && w.src + w.dst == 5 && w.src >= 2)
+            guess_flags.emplace(std::make_pair(w.src, w.dst), w.flags);
+    };
+    Outcome o = run(p, 2, 0, pat, 2, count_lost_both_ways, false, tap);
     Expected e = expected(p, pat, 2);
     check_exact(o, e, p);
     EXPECT_EQ(o.wire.data_lost, 4u);
@@ -289,6 +298,11 @@ TEST(MsgLayer, CountsLostBothWaysFoundWithoutTimeout) {
     EXPECT_EQ(o.t.retx_hole + o.t.retx_prod + o.t.retx_timeout + o.t.retx_failover, 4u);
     EXPECT_EQ(o.t.timeouts, 0u);
     EXPECT_LE(o.t.probes_tx, o.t.retx_hole);
+    // A guess asks for no answer (the endpoints have round-trip samples by then): the
+    // prodded sender answers because it holds packets the prodder lacks.
+    ASSERT_EQ(guess_flags.size(), 2u);
+    for (const auto &[pair, flags] : guess_flags)
+        EXPECT_EQ(flags & BSPE_F_ACKREQ, 0) << pair.first << "->" << pair.second;
 }
 
 // The same losses when streams follow counts (a superstep without get requests, libbsp's usual
