@@ -1709,6 +1709,8 @@ void bsp_transport_proto_stats(struct bsp_sock *bs,
 	st->evicts_tx = s->evicts_tx;
 	st->evicts_kept = s->evicts_kept;
 	st->evicts_gone = s->evicts_gone;
+	st->chan_restarts = s->chan_restarts;
+	st->msgs_abandoned = s->msgs_abandoned;
 }
 
 /* ---- rail side ---- */

@@ -223,6 +223,11 @@ enum bspe_drop {
  * @msgs_failed: messages completed with an error.
  * @chan_closes: channels freed: the peer closed.
  * @chan_resets: channels reset: newer peer incarnation.
+ * @chan_restarts: channels started afresh after a message failed (the
+ *		peer unreachable), so that later messages can be delivered.
+ * @msgs_abandoned: messages partly received when their channel was reset
+ *		or restarted: dropped (their sender saw them fail, or is
+ *		gone); those received whole are delivered.
  * @chans_opened: channels allocated (endpoint).
  * @chan_visits: channels visited by timer/push walks.
  * @chans_evicted: idle channels freed by eviction (endpoint).
@@ -267,6 +272,8 @@ struct bspe_stats {
 	u64	msgs_failed;
 	u64	chan_closes;
 	u64	chan_resets;
+	u64	chan_restarts;
+	u64	msgs_abandoned;
 	u64	chans_opened;
 	u64	chan_visits;
 	u64	chans_evicted;

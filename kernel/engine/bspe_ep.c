@@ -803,6 +803,7 @@ int bspe_chan_reset(struct bspe_ep *ep, struct bspe_chan *ch, u32 peer_inc,
 	u8 rtt_seen = ch->rtt_seen;
 	int c;
 
+	bspe_rx_salvage(ep, ch);
 	bspe_chan_close(ep, ch->idx, now);
 	ep->st.chan_resets++;
 	c = bspe_chan_open(ep, node, port, flags, cookie);

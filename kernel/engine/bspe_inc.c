@@ -215,24 +215,19 @@ void bspe_evict_free(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 }
 
 /*
- * The peer released the channel while sends were held (bspe_send on an
- * evicting channel): start a fresh channel in place, newer incarnation,
- * numbering from zero, and give it the held messages, which never left.
- * Anything else in flight means the channel was not idle: reset it.
- * Returns the channel index or -errno.
+ * Starts @ch afresh in place; nothing of it is in flight: a newer
+ * incarnation, both directions' sequence numbers and message numbers from
+ * zero (the @ch->mcount messages it holds, which never left, renumbered
+ * first), the peer's incarnation unknown, so that the peer, seeing a newer
+ * src_inc, starts its side afresh too. Rail states, the round-trip
+ * estimate and the counters stay.
  */
-int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+static void bspe_chan_renumber(struct bspe_ep *ep, struct bspe_chan *ch,
+			       u64 now)
 {
 	u32 r, i;
 
-	/* bspe_chan_reset closes the channel: the incarnation moves on */
-	if (!ch->evicting || ch->rx_active || ch->fo_count)
-		return bspe_chan_reset(ep, ch, 0, now);
-	for (r = 0; r < ep->cfg.nrails; r++)
-		if (ch->srail[r].outstanding)
-			return bspe_chan_reset(ep, ch, 0, now);
 	bspe_inc_bump(ep);
-	ep->st.chans_evicted++;
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		struct bspe_srail *sr = &ch->srail[r];
 		struct bspe_rrail *rr = &ch->rrail[r];
@@ -263,10 +258,86 @@ int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	ch->peer_closing = 0;
 	ch->peer_inc = 0;
 	ch->my_inc = ep->inc_cur;
-	ch->evicting = 0;
 	ch->last_act = now;
+}
+
+/*
+ * The peer released the channel while sends were held (bspe_send on an
+ * evicting channel): start a fresh channel in place, newer incarnation,
+ * numbering from zero, and give it the held messages, which never left.
+ * Anything else in flight means the channel was not idle: reset it.
+ * Returns the channel index or -errno.
+ */
+int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	u32 r;
+
+	/* bspe_chan_reset closes the channel: the incarnation moves on */
+	if (!ch->evicting || ch->rx_active || ch->fo_count)
+		return bspe_chan_reset(ep, ch, 0, now);
+	for (r = 0; r < ep->cfg.nrails; r++)
+		if (ch->srail[r].outstanding)
+			return bspe_chan_reset(ep, ch, 0, now);
+	bspe_chan_renumber(ep, ch, now);
+	ep->st.chans_evicted++;
+	ch->evicting = 0;
 	bspe_list_add(ep, ch, BSPE_L_IDLE);
 	return (int)ch->idx;
+}
+
+/*
+ * A message of @ch failed (bspe_msg_fail_all: no progress, or no live
+ * rail, for unreach_ns), and every message after it with it. The peer may
+ * hold fragments of them, and would hold whatever we send next behind the
+ * first one for good, acknowledging it all the same: the channel restarts
+ * in place (bspe_chan_renumber) once what it received whole is delivered
+ * (bspe_rx_salvage). The peer learns it from our next packet, or from a
+ * probe per timeout (bspe_restart_announce) until it answers on the fresh
+ * channel, for unreach_ns at most; its messages in flight to us then fail
+ * with -ECONNRESET there. @ch stays where it is (a timer walk holds it).
+ */
+void bspe_chan_restart(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	bspe_rx_salvage(ep, ch);
+	bspe_chan_renumber(ep, ch, now);
+	ep->st.chan_restarts++;
+	ch->restart_at = bspe_max64(now, 1);
+	ch->restart_tx = 0;
+	ch->restart_n = 0;
+	bspe_restart_announce(ep, ch, now);
+}
+
+/* When the restart of @ch is to be announced (again) (0: not). */
+u64 bspe_restart_due(const struct bspe_ep *ep, const struct bspe_chan *ch)
+{
+	if (!ch->restart_at || !ch->rail_up)
+		return 0;
+	if (!ch->restart_tx)
+		return ch->restart_at;
+	return ch->restart_tx + bspe_rto(ep, ch, ch->restart_n);
+}
+
+/*
+ * Tells the peer of @ch that the channel restarted: a probe, which it
+ * answers. Repeated per timeout (backed off) for unreach_ns from the first
+ * one, which goes out as soon as a rail to the peer lives.
+ */
+void bspe_restart_announce(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
+{
+	int r = bspe_evict_rail(ep, ch);
+
+	if (!ch->restart_at || r < 0)
+		return;
+	if (!ch->restart_tx) {
+		ch->restart_at = bspe_max64(now, 1);
+	} else if (now - ch->restart_at >= ep->cfg.unreach_ns) {
+		ch->restart_at = 0;
+		return;
+	}
+	ch->restart_tx = now;
+	if (ch->restart_n < 255)
+		ch->restart_n++;
+	bspe_send_probe(ep, ch, (u8)r, now);
 }
 
 /*

@@ -249,7 +249,8 @@ struct bspe_chan {
 	u32	fo_cap;			/* >= fo_count + outstanding */
 	u8	m0_used;		/* m0 is in msgs[] */
 	u8	s0_used;		/* s0 is in slots[] */
-	u8	pad2[2];
+	u8	restart_n;		/* announcements of the restart sent */
+	u8	pad2;
 	u64	srtt;
 	u64	last_rx;		/* last DATA accepted */
 	u64	rx_gap;			/* smoothed DATA inter-arrival */
@@ -308,6 +309,13 @@ struct bspe_chan {
 	u64	last_act;		/* last packet accepted or message sent */
 	u64	evict_start;		/* first EVICT of the attempt */
 	u64	evict_tx;		/* last EVICT of the attempt */
+	/*
+	 * Restarted after a failure (bspe_chan_restart) at restart_at, the
+	 * peer not heard on the fresh channel yet (0: neither); the last
+	 * announcement (a probe) went out at restart_tx.
+	 */
+	u64	restart_at;
+	u64	restart_tx;
 };
 
 /* Tombstone of a peer endpoint whose CLOSE freed its channel. */
@@ -466,6 +474,9 @@ u64 bspe_evict_due(const struct bspe_ep *ep);
 void bspe_evict_scan(struct bspe_ep *ep, u64 now);
 void bspe_evict_free(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_chan_restart(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+u64 bspe_restart_due(const struct bspe_ep *ep, const struct bspe_chan *ch);
+void bspe_restart_announce(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_evict_send(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_evict_raw(struct bspe_ep *ep, u32 node, u16 port, u8 rail,
 		    u32 src_inc, u32 dst_inc, u32 nonce, u16 flags);
@@ -499,5 +510,6 @@ int bspe_tomb_stale(const struct bspe_ep *ep, u32 node, u16 port, u32 inc,
 
 /* bspe_rx.c */
 void bspe_slot_abort(struct bspe_ep *ep, struct bspe_chan *ch, u32 slot);
+void bspe_rx_salvage(struct bspe_ep *ep, struct bspe_chan *ch);
 
 #endif /* _BSPE_INTERNAL_H */

@@ -431,6 +431,31 @@ static void bspe_deliver_ready(struct bspe_ep *ep, struct bspe_chan *ch)
 }
 
 /*
+ * @ch is about to start afresh (bspe_chan_restart, bspe_chan_reset). Its
+ * peer completed every message whose fragments all arrived, also those
+ * that wait here behind an earlier one that never will arrive whole: those
+ * are delivered, in msg_id order, and the partly received ones are dropped
+ * (msgs_abandoned; their sender failed them, or is gone).
+ */
+void bspe_rx_salvage(struct bspe_ep *ep, struct bspe_chan *ch)
+{
+	u32 i;
+
+	bspe_deliver_ready(ep, ch);
+	for (i = 0; i < ep->cfg.msg_wnd && ch->rx_active; i++) {
+		u32 slot = ch->rcv_next_msg % ep->cfg.msg_wnd;
+		struct bspe_rslot *sl = ch->slots[slot];
+
+		if (sl && sl->active && sl->msg_id == ch->rcv_next_msg) {
+			bspe_slot_abort(ep, ch, slot);
+			ch->st[0].msgs_abandoned++;
+		}
+		ch->rcv_next_msg++;
+		bspe_deliver_ready(ep, ch);
+	}
+}
+
+/*
  * Data arrives at the pace the sender's rate or its rails allow, which
  * may be much slower than a round trip. The receiver prods only after a
  * quiet spell of several inter-arrival gaps (and at least a round trip),
@@ -936,13 +961,15 @@ static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 		return bspe_drop(&ep->st, why, -EBADMSG);
 	c = bspe_rx_chan(ep, &k);
 	why = bspe_check_inc(ep, c, &k, &reset, &gone, now);
-	if (why >= 0 && gone && k.type == BSPE_T_ACK &&
-	    (k.flags & (BSPE_F_EVICT | BSPE_F_PROBE)) &&
-	    !(k.flags & BSPE_F_REPLY)) {
+	if (why >= 0 && gone && !(k.flags & BSPE_F_REPLY) &&
+	    (k.type == BSPE_T_PROD ||
+	     (k.type == BSPE_T_ACK &&
+	      (k.flags & (BSPE_F_EVICT | BSPE_F_PROBE))))) {
 		/*
-		 * The sender asks about (EVICT) or waits on (PROBE) a channel
-		 * we no longer hold: tell it so, and it starts afresh. Both
-		 * are sent at most once per timeout by a sender.
+		 * The sender asks about (EVICT) or waits on (PROBE, PROD) a
+		 * channel we no longer hold: tell it so, and it starts
+		 * afresh. Each is sent at most once per timeout or prod
+		 * interval by a sender.
 		 */
 		ep->st.evicts_gone++;
 		bspe_evict_raw(ep, k.src_node, k.src_port, rail, k.dst_inc,
@@ -985,6 +1012,8 @@ static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 		ep->rx_hint = (u32)c;
 	}
 	ch->peer_inc = k.src_inc;
+	/* the peer speaks on the fresh channel: it knows of the restart */
+	ch->restart_at = 0;
 	bspe_rtt_adopt(ep, ch);
 
 	/* The sender's own sequence state: skip what it settled. */

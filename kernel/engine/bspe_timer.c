@@ -257,6 +257,9 @@ static u64 bspe_chan_deadline(const struct bspe_ep *ep,
 		if (!best || t < best)
 			best = t;
 	}
+	t = bspe_restart_due(ep, ch);
+	if (t && (!best || t < best))
+		best = t;
 	return best;
 }
 
@@ -445,10 +448,12 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
 	u64 t;
 	u32 r;
+	int late;
 
 	if (!ch->rail_up && ch->mcount && ch->down_since &&
 	    now - ch->down_since >= ep->cfg.unreach_ns) {
 		bspe_msg_fail_all(ep, ch, -EHOSTUNREACH);
+		bspe_chan_restart(ep, ch, now);
 		return;
 	}
 	for (r = 0; r < ep->cfg.nrails; r++) {
@@ -458,17 +463,26 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		if (!t || t > now)
 			continue;
 		ch->st[r].timeouts++;
-		if (sr->probes >= ep->cfg.rail_fail_probes &&
+		/*
+		 * A timeout that runs more than rto_min late says that this
+		 * endpoint did not run (a stalled machine, a caller busy
+		 * elsewhere): the answers to its probes may be waiting,
+		 * unprocessed, behind this timer. It probes, but only a timeout
+		 * that runs in time judges the rail or the peer.
+		 */
+		late = now - t > ep->cfg.rto_min_ns;
+		if (!late && sr->probes >= ep->cfg.rail_fail_probes &&
 		    bspe_live_count(ch) > 1) {
 			bspe_rail_suspect(ep, ch, (u8)r, now);
 			continue;
 		}
-		if (sr->probes >= ep->cfg.rail_fail_probes &&
+		if (!late && sr->probes >= ep->cfg.rail_fail_probes &&
 		    now - sr->progress >= ep->cfg.unreach_ns) {
 			bspe_msg_fail_all(ep, ch, -EHOSTUNREACH);
+			bspe_chan_restart(ep, ch, now);
 			return;
 		}
-		if (sr->probes < 255)
+		if (sr->probes < 255 && !late)
 			sr->probes++;
 		sr->probe_time = now;
 		bspe_send_probe(ep, ch, (u8)r, now);
@@ -490,6 +504,9 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 	t = bspe_prod_due(ep, ch);
 	if (t && t <= now)
 		bspe_send_prods(ep, ch, now);
+	t = bspe_restart_due(ep, ch);
+	if (t && t <= now)
+		bspe_restart_announce(ep, ch, now);
 	bspe_acks_flush(ep, ch, now);
 	if (ch->evicting && now - ch->evict_tx >= bspe_rto(ep, ch, 0))
 		bspe_evict_send(ep, ch, now);

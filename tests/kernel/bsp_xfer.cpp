@@ -101,10 +101,17 @@ void print_stats(int fd, const char *who) {
     // the engine's drops by reason (enum bsp_proto_drop), for the log of a failed run
     bsp_proto_stats ps{};
     socklen_t pl = sizeof(ps);
-    if (getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &ps, &pl) == 0)
-        for (unsigned i = 0; i < __BSP_PROTO_DROP_MAX; ++i)
-            if (ps.drops[i])
-                std::printf("%s drop %u: %llu\n", who, i, (unsigned long long)ps.drops[i]);
+    if (getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &ps, &pl) != 0)
+        return;
+    for (unsigned i = 0; i < __BSP_PROTO_DROP_MAX; ++i)
+        if (ps.drops[i])
+            std::printf("%s drop %u: %llu\n", who, i, (unsigned long long)ps.drops[i]);
+    std::printf(
+        "%s engine: timeouts %llu probes_tx %llu msgs_failed %llu chan_restarts %llu "
+        "msgs_abandoned %llu\n",
+        who, (unsigned long long)ps.timeouts, (unsigned long long)ps.probes_tx,
+        (unsigned long long)ps.msgs_failed, (unsigned long long)ps.chan_restarts,
+        (unsigned long long)ps.msgs_abandoned);
 }
 
 // BSP_PROTO_STATS agrees with BSP_SOCK_STATS and with what was received, and a short buffer

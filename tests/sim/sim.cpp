@@ -263,10 +263,41 @@ void Node::cb_timer(void *ctx, uint64_t when) {
     uint64_t gen = ++n->timer_gen_;
     n->timer_at_ = when;
     Sim &sim = n->sim_;
-    sim.push(std::max(when, sim.now_), [n, gen, &sim] {
-        if (gen != n->timer_gen_)
-            return;
-        sim.timed([&] { bspe_timer(n->ep_, sim.now_); });
+    sim.push(std::max(when, sim.now_), [n, gen, &sim] { sim.fire_timer(n, gen); });
+}
+
+void Sim::fire_timer(Node *n, uint64_t gen) {
+    if (gen != n->timer_gen_)
+        return;
+    if (now_ < n->stalled_until_) {
+        push(n->stalled_until_, [this, n, gen] { fire_timer(n, gen); });
+        return;
+    }
+    timed([&] { bspe_timer(n->ep_, now_); });
+}
+
+void Sim::stall(int node, uint64_t until) {
+    nodes_[node]->stalled_until_ = until;
+}
+
+void Sim::receive(int dst, int r, const WirePkt &w, std::shared_ptr<std::vector<uint8_t>> p,
+                  bool data) {
+    if (rail_dead(dst, r, now_)) {
+        wire_.lost_dead++;
+        if (data)
+            wire_.data_lost++;
+        if (on_lost)
+            on_lost(w);
+        return;
+    }
+    Node &n = *nodes_[dst];
+    if (now_ < n.stalled_until_) {
+        push(n.stalled_until_ + 1, [this, dst, r, w, p, data] { receive(dst, r, w, p, data); });
+        return;
+    }
+    timed([&] {
+        return bspe_rx(n.ep_, static_cast<uint8_t>(r), p->data(), static_cast<uint32_t>(p->size()),
+                       now_);
     });
 }
 
@@ -494,19 +525,7 @@ void Sim::transmit(int src, const bspe_xmit *x, const uint8_t *payload) {
             wire_.corrupted++;
         }
         auto deliver = [this, dst, r, w](std::shared_ptr<std::vector<uint8_t>> p, bool data) {
-            if (rail_dead(dst, r, now_)) {
-                wire_.lost_dead++;
-                if (data)
-                    wire_.data_lost++;
-                if (on_lost)
-                    on_lost(w);
-                return;
-            }
-            Node &n = *nodes_[dst];
-            timed([&] {
-                return bspe_rx(n.ep_, static_cast<uint8_t>(r), p->data(),
-                               static_cast<uint32_t>(p->size()), now_);
-            });
+            receive(dst, r, w, std::move(p), data);
         };
         push(t, [deliver, copy, data] { deliver(copy, data); });
         if (rng_.chance(f.duplicate)) {

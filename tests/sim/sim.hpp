@@ -189,6 +189,7 @@ class Node {
     std::map<int, std::deque<std::unique_ptr<Msg>>> backlog_;
     uint64_t timer_gen_ = 0;
     uint64_t timer_at_ = 0;
+    uint64_t stalled_until_ = 0;  // Sim::stall
 };
 
 class Sim {
@@ -213,6 +214,11 @@ class Sim {
     bool run_until_idle(uint64_t horizon);
     // Schedules a test action at time t (runs between events, never inside the engine).
     void at(uint64_t t, std::function<void()> fn);
+    // Tests: node `node` is not scheduled until time `until` (a stalled machine, a caller busy
+    // elsewhere): its timer and the packets that reach it meanwhile wait, and when it runs
+    // again the timer comes first, then the packets in their order (as a kernel runs the
+    // timer softirq before the receive softirq). Sends the tests make are not held.
+    void stall(int node, uint64_t until);
 
     // Tests: drop a packet if this returns true (counted lost_filter; DATA counts data_lost).
     std::function<bool(const WirePkt &)> drop_filter;
@@ -260,6 +266,9 @@ class Sim {
     };
     void push(uint64_t t, std::function<void()> fn);
     void transmit(int src, const bspe_xmit *x, const uint8_t *payload);
+    void receive(int dst, int rail, const WirePkt &w, std::shared_ptr<std::vector<uint8_t>> p,
+                 bool data);
+    void fire_timer(Node *n, uint64_t gen);
     bool rail_dead(int node, int rail, uint64_t t) const;
     void kick_backlog(int src);
 

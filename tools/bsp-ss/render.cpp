@@ -72,6 +72,8 @@ constexpr ProtoField kProto[] = {
     {"evicts_tx", &bsp_proto_stats::evicts_tx},
     {"evicts_kept", &bsp_proto_stats::evicts_kept},
     {"evicts_gone", &bsp_proto_stats::evicts_gone},
+    {"chan_restarts", &bsp_proto_stats::chan_restarts},
+    {"msgs_abandoned", &bsp_proto_stats::msgs_abandoned},
 };
 
 // Names of enum bsp_proto_drop, in its order (the drops[] slots bsp-ss -i shows).

@@ -83,6 +83,113 @@ TEST(Endpoint, SilentSingleRailGivesUp) {
     EXPECT_EQ(s.rail_down, 0u);  // the only rail is never declared dead by the engine
 }
 
+// A message that failed (no progress for unreach_ns) must not take the channel with it: the
+// sender restarts the channel (newer incarnation, numbering from zero), so a message sent
+// once the network heals is delivered, intact and once. Before, the receiver waited for the
+// abandoned message for good, held the next one behind it and acknowledged it: the sender saw
+// it complete with status 0 and it was never delivered.
+TEST(Endpoint, MessageAfterAFailureIsDelivered) {
+    bspe_cfg c = test_cfg();
+    c.unreach_ns = 500 * kMs;
+    Sim sim(net(2, 1), c);
+    bool cut = true;
+    sim.drop_filter = [&](const WirePkt &w) { return cut && w.src == 0; };
+    uint64_t a = sim.send(0, 1, Sim::pattern(0, 1, 0, 3000));
+    sim.run_until(2000 * kMs);
+    ASSERT_EQ(sim.node(0).completed.count(a), 1u);
+    EXPECT_EQ(sim.node(0).completed[a], -EHOSTUNREACH);
+    cut = false;
+    std::vector<uint8_t> want = Sim::pattern(0, 1, 1, 3000);
+    uint64_t b = sim.send(0, 1, want);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+    ASSERT_EQ(sim.node(0).completed.count(b), 1u);
+    EXPECT_EQ(sim.node(0).completed[b], 0);
+    ASSERT_EQ(sim.node(1).delivered.size(), 1u);
+    EXPECT_EQ(sim.node(1).delivered[0].data, want);
+    EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
+    EXPECT_EQ(sim.node(0).stats().msgs_failed, 1u);
+    EXPECT_TRUE(sim.node(0).errors.empty());
+    EXPECT_TRUE(sim.node(1).errors.empty());
+}
+
+// The receiver holds two messages whole behind a first one whose last fragment never gets
+// through; the sender saw both complete. When the first fails, the restart reaches the
+// receiver (the sender announces it by a probe, nothing else being sent): the two are
+// delivered in order, the partial one is dropped and counted, and the channel carries the
+// next message on its fresh incarnation.
+TEST(Endpoint, RestartDeliversWhatArrivedWholeBehindTheFailedMessage) {
+    bspe_cfg c = test_cfg();
+    c.unreach_ns = 500 * kMs;
+    Sim sim(net(2, 1), c);
+    bool cut = true;
+    sim.drop_filter = [&](const WirePkt &w) {
+        return cut && w.type == BSPE_T_DATA && w.src == 0 && w.msg_id == 0 && w.frag_off == 2000;
+    };
+    uint64_t a = sim.send(0, 1, Sim::pattern(0, 1, 0, 3000));
+    std::vector<uint8_t> mb = Sim::pattern(0, 1, 1, 2500), mc = Sim::pattern(0, 1, 2, 100);
+    uint64_t b = sim.send(0, 1, mb);
+    uint64_t cc = sim.send(0, 1, mc);
+    sim.run_until(100 * kMs);
+    EXPECT_EQ(sim.node(0).completed[b], 0);
+    EXPECT_EQ(sim.node(0).completed[cc], 0);
+    EXPECT_TRUE(sim.node(1).delivered.empty());
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+    EXPECT_EQ(sim.node(0).completed[a], -EHOSTUNREACH);
+    ASSERT_EQ(sim.node(1).delivered.size(), 2u);
+    EXPECT_EQ(sim.node(1).delivered[0].data, mb);
+    EXPECT_EQ(sim.node(1).delivered[1].data, mc);
+    EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
+    EXPECT_EQ(sim.node(1).stats().chan_resets, 1u);
+    EXPECT_EQ(sim.node(1).stats().msgs_abandoned, 1u);
+    cut = false;
+    std::vector<uint8_t> md = Sim::pattern(0, 1, 3, 3000);
+    uint64_t d = sim.send(0, 1, md);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+    EXPECT_EQ(sim.node(0).completed[d], 0);
+    ASSERT_EQ(sim.node(1).delivered.size(), 3u);
+    EXPECT_EQ(sim.node(1).delivered[2].data, md);
+    EXPECT_EQ(sim.node(1).stats().chan_resets, 1u);
+    EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
+    EXPECT_TRUE(sim.node(0).errors.empty());
+    EXPECT_TRUE(sim.node(1).errors.empty());
+}
+
+// A machine that stops running for longer than unreach_ns (both nodes stalled: a real-time
+// hog, a suspended VM) must not take its own stall for its peer's silence. The sender had
+// probed three times in vain (the answers lost) when the stall began; when it runs again, its
+// timer comes before the packets that waited: the overdue timeout probes but does not judge,
+// the answer shows the message arrived, and it completes with status 0. Before, that timeout
+// failed it with -EHOSTUNREACH although it had been delivered. The control: a peer that stays
+// silent still fails the message, at the first timeout after the stall that runs in time.
+TEST(Endpoint, OwnStallIsNotTakenForThePeersSilence) {
+    for (bool silent : {false, true}) {
+        SCOPED_TRACE(silent ? "peer silent after the stall" : "peer answers after the stall");
+        Sim sim(net(2, 1), test_cfg());  // rto_min 50 ms, 3 probes, unreach_ns 2 s
+        bool cut = true;
+        sim.drop_filter = [&](const WirePkt &w) { return cut && w.src == 1; };
+        uint64_t a = sim.send(0, 1, Sim::pattern(0, 1, 0, 3000));
+        uint64_t t_done = 0;
+        sim.node(0).on_complete = [&](Node &, uint64_t, int) { t_done = sim.now(); };
+        sim.run_until(400 * kMs);  // probes at 50, 150 and 350 ms, unanswered
+        EXPECT_EQ(sim.node(0).stats().probes_tx, 3u);
+        ASSERT_EQ(sim.node(1).delivered.size(), 1u);
+        cut = silent;
+        sim.stall(0, 3000 * kMs);
+        sim.stall(1, 3000 * kMs);
+        sim.run_until(3000 * kMs + 10 * kUs);
+        EXPECT_EQ(sim.node(0).stats().probes_tx, 4u);
+        ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+        ASSERT_EQ(sim.node(0).completed.count(a), 1u);
+        EXPECT_EQ(sim.node(0).completed[a], silent ? -EHOSTUNREACH : 0);
+        EXPECT_EQ(sim.node(0).stats().msgs_failed, silent ? 1u : 0u);
+        EXPECT_EQ(sim.node(1).delivered.size(), 1u);
+        // the verdict comes from the first timeout in time: 3.0 s + rto (50 ms << 3)
+        if (silent) {
+            EXPECT_EQ(t_done, 3400 * kMs);
+        }
+    }
+}
+
 // Closing a channel completes pending messages with -ECONNRESET and aborts reassembly.
 TEST(Endpoint, CloseAbortsBothDirections) {
     Sim sim(net(2, 1), test_cfg());

@@ -225,6 +225,8 @@ struct bsp_proto_stats {
 	__u64	evicts_tx;	/* EVICT requests sent */
 	__u64	evicts_kept;	/* EVICT requests the peer refused */
 	__u64	evicts_gone;	/* answers for channels no longer held */
+	__u64	chan_restarts;	/* channels restarted after a message failed */
+	__u64	msgs_abandoned;	/* partly received messages a reset dropped */
 };
 
 /* ---- control messages at level SOL_BSP ---- */
