@@ -26,6 +26,7 @@
 
 #include <linux/errqueue.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -311,23 +312,83 @@ int do_unreachable(uint32_t node, uint16_t port) {
     return 0;
 }
 
-// Bind PORT with the smallest receive buffer and never read: the engine takes in about
+volatile sig_atomic_t g_drain = 0;
+
+// Bind PORT with the smallest receive buffer and do not read: the engine takes in about
 // one message and refuses the rest, which stay unacknowledged at their sender. Waits
-// until killed (the socket stays open: no CLOSE tells the sender anything).
+// until killed (the socket stays open: no CLOSE tells the sender anything), or until
+// SIGUSR1: then reads, printing "got LEN" per message, until nothing came for 10 s.
 int do_hold(uint16_t port) {
+    struct sigaction sa = {};
+    sa.sa_handler = [](int) { g_drain = 1; };
+    sigaction(SIGUSR1, &sa, nullptr);
     int fd = ktest::bound_socket(port, 4096, 0);
     std::printf("holding %u\n", unsigned(port));
     std::fflush(stdout);
-    for (;;)
+    while (!g_drain)
         pause();
+    timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::vector<uint8_t> buf(BSP_MSG_MAX);
+    unsigned n = 0;
+    for (;;) {
+        ssize_t r = recv(fd, buf.data(), buf.size(), 0);
+        if (r < 0)
+            break;
+        std::printf("got %zd\n", r);
+        ++n;
+    }
+    std::printf("drained %u\n", n);
     close(fd);
     return 0;
 }
 
+// After the stranded messages failed: once a rail to NODE lives again, one more message
+// of 1000 bytes on the same socket, so on the same channel, which must be delivered.
+int strand_again(int fd, const sockaddr_bsp &to) {
+    bsp_proto_stats before{};
+    socklen_t pl = sizeof(before);
+    getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &before, &pl);
+    std::vector<uint8_t> m(1000, 0x5a);
+    int t = 0;
+    for (; t < 300; ++t) {
+        if (sendto(fd, m.data(), m.size(), 0, reinterpret_cast<const sockaddr *>(&to),
+                   sizeof(to)) == ssize_t(m.size()))
+            break;
+        if (errno != EHOSTUNREACH) {
+            std::fprintf(stderr, "send after the failures: %s\n", strerror(errno));
+            return 1;
+        }
+        usleep(100000);
+    }
+    if (t == 300) {
+        std::fprintf(stderr, "node still unreachable 30 s after the failures\n");
+        return 1;
+    }
+    for (t = 0; t < 300; ++t) {
+        bsp_proto_stats ps{};
+        pl = sizeof(ps);
+        getsockopt(fd, SOL_BSP, BSP_PROTO_STATS, &ps, &pl);
+        if (ps.msgs_failed != before.msgs_failed) {
+            std::fprintf(stderr, "the message after the failures failed too\n");
+            return 1;
+        }
+        if (ps.msgs_tx == before.msgs_tx + 1) {
+            std::printf("again delivered chan_restarts %llu\n",
+                        (unsigned long long)ps.chan_restarts);
+            return 0;
+        }
+        usleep(100000);
+    }
+    std::fprintf(stderr, "the message after the failures did not settle in 30 s\n");
+    return 1;
+}
+
 // Send MSGS 1 MiB messages to (NODE, PORT), print "sent", then wait in
 // recv: once the node became unreachable the stranded messages fail and
-// recv returns EHOSTUNREACH (SO_ERROR); tx_errors counts them.
-int do_strand(uint32_t node, uint16_t port, uint32_t msgs) {
+// recv returns EHOSTUNREACH (SO_ERROR); tx_errors counts them. With "again",
+// then one more message on the same channel (strand_again).
+int do_strand(uint32_t node, uint16_t port, uint32_t msgs, bool again) {
     int fd = ktest::bound_socket(0, 0, 64 << 20);
     timeval tv = {20, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -420,6 +481,8 @@ int do_strand(uint32_t node, uint16_t port, uint32_t msgs) {
     }
     std::printf("stranded ok tx_errors %llu reports %llu\n", (unsigned long long)st.tx_errors,
                 (unsigned long long)reports);
+    if (again && strand_again(fd, to))
+        return 1;
     linger lg = {1, 0};
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     close(fd);
@@ -481,7 +544,7 @@ int main(int argc, char **argv) {
                        argc >= 7 ? atoi(argv[6]) : 1);
     if (argc >= 5 && !strcmp(argv[1], "strand"))
         return do_strand(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])),
-                         uint32_t(atol(argv[4])));
+                         uint32_t(atol(argv[4])), argc >= 6 && !strcmp(argv[5], "again"));
     if (argc >= 5 && !strcmp(argv[1], "settle"))
         return do_settle(uint32_t(strtoul(argv[2], nullptr, 0)), uint16_t(atoi(argv[3])),
                          size_t(atol(argv[4])));
@@ -491,7 +554,7 @@ int main(int argc, char **argv) {
                  "usage: bsp_xfer recv PORT SENDERS MSGS SIZES\n"
                  "       bsp_xfer send NODE PORT MSGS SIZES [SOCKETS]\n"
                  "       bsp_xfer unreachable NODE PORT\n"
-                 "       bsp_xfer strand NODE PORT MSGS\n"
+                 "       bsp_xfer strand NODE PORT MSGS [again]\n"
                  "       bsp_xfer hold PORT\n"
                  "       bsp_xfer settle NODE PORT SIZE\n");
     return 2;

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Unreachable nodes (2 nodes x 2 rails): messages in flight to a node whose
 # rails all die fail with EHOSTUNREACH after unreach_ms (2 s) and the
-# sender learns it (error queue, tx_errors); afterwards sendto and connect to
-# that node fail with EHOSTUNREACH at once. Unconnected senders learn of each
+# sender learns it (error queue, tx_errors); once the rails live again, the
+# next message on the same socket is delivered (the failed channel restarted;
+# before, the receiver waited for the first failed message for good and the
+# next one completed without ever being delivered); a node whose rails stay
+# dead makes sendto and connect fail with EHOSTUNREACH at once. Unconnected senders learn of each
 # failed message from the error queue (MSG_ERRQUEUE), not from SO_ERROR.
 # Then a sender with a larger MTU than its receiver's: the message settles.
 . "$BSPVM_REPO/tests/vm/lib/assert.sh"
@@ -50,23 +53,43 @@ ip netns exec n1 "$XFER" hold 7303 >"$tmp/hold" 2>&1 &
 rcv=$!
 for ((t = 0; t < 50; t++)); do grep -q '^holding' "$tmp/hold" && break; sleep 0.1; done
 grep -q '^holding' "$tmp/hold" || fail "receiver did not start: $(cat "$tmp/hold")"
-ip netns exec n0 "$XFER" strand 2 7303 8 >"$tmp/strand" 2>&1 &
+ip netns exec n0 "$XFER" strand 2 7303 8 again >"$tmp/strand" 2>&1 &
 spid=$!
 for ((t = 0; t < 300; t++)); do grep -q '^sent' "$tmp/strand" && break; sleep 0.1; done
 grep -q '^sent' "$tmp/strand" || fail "strand: sending did not finish: $(cat "$tmp/strand")"
 log "8 MiB sent; cutting both rails of node 2"
 ip link set n1r0 down
 ip link set n1r1 down
-wait "$spid" || fail "stranded messages: $(cat "$tmp/strand")"
+for ((t = 0; t < 600; t++)); do
+	grep -q '^stranded ok' "$tmp/strand" && break
+	kill -0 "$spid" 2>/dev/null || break
+	sleep 0.1
+done
+grep -q '^stranded ok' "$tmp/strand" || fail "stranded messages: $(cat "$tmp/strand")"
+log "the stranded messages failed; the rails of node 2 come back"
+ip link set n1r0 up
+ip link set n1r1 up
+kill -USR1 "$rcv"
+wait "$spid" || fail "after the failures: $(cat "$tmp/strand")"
 cat "$tmp/strand"
-kill "$rcv" 2>/dev/null
-wait "$rcv" 2>/dev/null
+wait "$rcv" || fail "receiver: $(cat "$tmp/hold")"
+grep -q '^got 1000$' "$tmp/hold" || fail "the message after the failures: $(cat "$tmp/hold")"
+grep -q '^again delivered chan_restarts 1$' "$tmp/strand" ||
+	fail "no restart counted: $(cat "$tmp/strand")"
+log "the next message on the same channel was delivered: $(grep -c '^got' "$tmp/hold") read"
+bsp_wait_peers 1
 
-# a node with every rail dead is unreachable, in bounded time
+# a node with every rail dead is unreachable, in bounded time: once its
+# rails have been dead for unreach_ms (2 s), not before (see above)
 ip link set n1r0 down
 ip link set n1r1 down
 expect_eq "$(bsp_wait_rails_down n0 2)" 0 "live rails to node 2 after both were cut"
-expect_ok ip netns exec n0 "$XFER" unreachable 2 7302
+sleep 2
+for ((t = 0; t < 50; t++)); do
+	ip netns exec n0 "$XFER" unreachable 2 7302 >"$tmp/unreach" 2>&1 && break
+	sleep 0.1
+done
+[ "$t" -lt 50 ] || fail "node 2 not unreachable 7 s after its rails died: $(cat "$tmp/unreach")"
 bsp_nodes_cleanup
 
 # A sender with MTU 9000 talking to a receiver with MTU 1500 on the same rail:
