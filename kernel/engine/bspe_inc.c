@@ -98,14 +98,17 @@ void bspe_inc_bump(struct bspe_ep *ep)
 
 /*
  * Nothing of @ch is unsettled in either direction, and nothing is owed:
- * freeing it loses nothing this side knows of.
+ * freeing it loses nothing this side knows of. A restart still being
+ * announced to a reachable peer is owed (the peer may hold messages whole
+ * behind the failed ones until it learns of it).
  */
 int bspe_chan_idle(const struct bspe_ep *ep, const struct bspe_chan *ch)
 {
 	u32 r;
 
 	if ((ch->flags & BSPE_CHAN_GROUP) || ch->mcount || ch->fo_count ||
-	    ch->rx_active || ch->expecting || ch->peer_closing)
+	    ch->rx_active || ch->expecting || ch->peer_closing ||
+	    (ch->restart_at && ch->rail_up))
 		return 0;
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		const struct bspe_srail *sr = &ch->srail[r];

@@ -389,6 +389,50 @@ TEST_F(Evict, UnsettledMessageRefusesTheEviction) {
     EXPECT_EQ(a.stats().chans_evicted, 1u);
 }
 
+// A channel that restarted after its messages failed (Documentation/protocol.rst, "Rail
+// failure and recovery") is not idle while it announces the restart to a reachable peer:
+// b holds a second message whole behind the failed first one. a's first announcements are
+// lost and its idle time runs out meanwhile; before, a freed the channel at once (it had
+// forgotten b's incarnation) and b learned of it only if it happened to prod. Now the next
+// announcement gets through, b resets and delivers the message, and only then does a
+// evict the channel.
+TEST_F(Evict, RestartIsAnnouncedBeforeTheChannelIsEvicted) {
+    b.cfg.evict_ns = 0;
+    b.ep->cfg.evict_ns = 0;
+    a.ep->cfg.unreach_ns = 500 * kMs;
+    uint64_t restarted = 0;
+    net.lose = [&](const Pkt &p) {
+        if (p.from != a.id)
+            return false;
+        const auto *h = reinterpret_cast<const bspe_hdr *>(p.bytes.data());
+        if (p.type() == BSPE_T_DATA && ntohl(h->msg_id) == 0 && ntohl(h->frag_off) == 2000)
+            return true;  // the first message never arrives whole
+        if (!restarted && a.stats().chan_restarts)
+            restarted = net.now;
+        // the announcements of the first 250 ms, longer than a's idle time (100 ms), are lost
+        return restarted && net.now < restarted + 250 * kMs;
+    };
+    ASSERT_EQ(net.send(a, b, 3000, 1), 0);
+    ASSERT_EQ(net.send(a, b, 700, 2), 0);
+    ASSERT_TRUE(net.until([&] { return a.completed.size() == 2; }));
+    EXPECT_EQ(a.completed.at(net.keep[0].get()), -EHOSTUNREACH);
+    EXPECT_EQ(a.stats().chan_restarts, 1u);
+    ASSERT_TRUE(b.delivered.empty());
+    net.run(net.now + 240 * kMs);
+    EXPECT_EQ(bspe_chan_count(a.ep), 1u);
+    EXPECT_EQ(a.stats().chans_evicted, 0u);
+    EXPECT_TRUE(b.delivered.empty());
+    ASSERT_TRUE(net.until([&] { return b.delivered.size() == 1; }, 500 * kMs));
+    EXPECT_GE(net.now, restarted + 250 * kMs);
+    EXPECT_EQ(b.delivered[0], *net.keep[1]);
+    EXPECT_EQ(b.stats().chan_resets, 1u);
+    EXPECT_EQ(b.stats().msgs_abandoned, 1u);
+    net.run(net.now + 400 * kMs);
+    EXPECT_EQ(a.stats().chans_evicted, 1u);
+    EXPECT_EQ(bspe_chan_count(a.ep), 0u);
+    EXPECT_EQ(b.delivered.size(), 1u);
+}
+
 // An eviction racing a new message: a's user sends while a's EVICT is out. The message is
 // held (nothing leaves), then goes on the fresh channel once b agreed: msg_id 0, a newer
 // incarnation, delivered once.
