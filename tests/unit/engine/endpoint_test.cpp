@@ -154,6 +154,45 @@ TEST(Endpoint, RestartDeliversWhatArrivedWholeBehindTheFailedMessage) {
     EXPECT_TRUE(sim.node(1).errors.empty());
 }
 
+// A link that carries nothing from node 0 to node 1 from the start while the other way
+// works: node 1's messages reach node 0 (which delivers them; its acknowledgements are
+// lost), node 0's never reach node 1, and both sides' messages fail. Both channels restart
+// (node 0 forgets what it received: node 1, whose messages failed, numbers from zero
+// again). Once the link heals, a message each way is delivered exactly once, and node 0
+// has delivered node 1's first two messages once (node 1 could not know: they failed).
+TEST(Endpoint, OneWayCutFailsBothSidesAndBothRecover) {
+    bspe_cfg c = test_cfg();
+    c.unreach_ns = 500 * kMs;
+    Sim sim(net(2, 1), c);
+    bool cut = true;
+    sim.drop_filter = [&](const WirePkt &w) { return cut && w.src == 0; };
+    uint64_t a = sim.send(0, 1, Sim::pattern(0, 1, 0, 3000));
+    std::vector<uint8_t> b1 = Sim::pattern(1, 0, 0, 2500), b2 = Sim::pattern(1, 0, 1, 500);
+    uint64_t b = sim.send(1, 0, b1), bb = sim.send(1, 0, b2);
+    sim.run_until(3000 * kMs);
+    EXPECT_EQ(sim.node(0).completed[a], -EHOSTUNREACH);
+    EXPECT_EQ(sim.node(1).completed[b], -EHOSTUNREACH);  // delivered, not known to be
+    EXPECT_EQ(sim.node(1).completed[bb], -EHOSTUNREACH);
+    ASSERT_EQ(sim.node(0).delivered.size(), 2u);
+    EXPECT_TRUE(sim.node(1).delivered.empty());
+    cut = false;
+    std::vector<uint8_t> a2 = Sim::pattern(0, 1, 1, 3000), b3 = Sim::pattern(1, 0, 2, 700);
+    uint64_t x = sim.send(0, 1, a2), y = sim.send(1, 0, b3);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+    EXPECT_EQ(sim.node(0).completed[x], 0);
+    EXPECT_EQ(sim.node(1).completed[y], 0);
+    ASSERT_EQ(sim.node(1).delivered.size(), 1u);
+    EXPECT_EQ(sim.node(1).delivered[0].data, a2);
+    ASSERT_EQ(sim.node(0).delivered.size(), 3u);
+    EXPECT_EQ(sim.node(0).delivered[0].data, b1);
+    EXPECT_EQ(sim.node(0).delivered[1].data, b2);
+    EXPECT_EQ(sim.node(0).delivered[2].data, b3);
+    EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
+    EXPECT_EQ(sim.node(1).stats().chan_restarts, 1u);
+    EXPECT_TRUE(sim.node(0).errors.empty());
+    EXPECT_TRUE(sim.node(1).errors.empty());
+}
+
 // A machine that stops running for longer than unreach_ns (both nodes stalled: a real-time
 // hog, a suspended VM) must not take its own stall for its peer's silence. The sender had
 // probed three times in vain (the answers lost) when the stall began; when it runs again, its
