@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -212,11 +213,41 @@ class UdpTransport final : public Transport {
     // calls that returned datagrams, datagrams received coalesced by UDP_GRO.
     std::uint64_t tx_calls_ = 0, tx_gso_ = 0, rx_calls_ = 0, rx_gro_ = 0;
 
-    std::mutex mu_;  // the engine, while the background thread runs
+    // Holds mu_ for a call of the messaging layer: the background thread leaves the
+    // engine to the caller while one runs (see answer_while_away()).
+    class Call {
+      public:
+        explicit Call(UdpTransport &t) : t_(t), lock_(t.mu_) { ++t_.in_call_; }
+        ~Call() {
+            --t_.in_call_;
+            t_.last_return_ = t_.now();
+        }
+        Call(const Call &) = delete;
+        Call &operator=(const Call &) = delete;
+
+      private:
+        UdpTransport &t_;
+        std::unique_lock<std::mutex> lock_;
+    };
+    // The background thread: while the program computes (no call for kAwayMs), it drives
+    // the engine, so that the peers' probes are answered and their packets acknowledged
+    // (without it a process that computed for longer than unreach_ns made its peers fail
+    // their messages to it); after serve_in_background() it serves for good.
+    void answer_while_away();
+
+    std::mutex mu_;  // the engine: the caller's thread and the background thread
     std::thread background_;
+    std::condition_variable away_cv_;
     std::atomic<bool> stop_{false};
+    bool serve_all_ = false;         // serve_in_background() was called
+    unsigned in_call_ = 0;           // calls of the messaging layer running (under mu_)
+    std::uint64_t last_return_ = 0;  // when the last one returned (now())
     int wake_fd_ = -1;
 };
+
+// A program away from the library this long has its engine driven by the background
+// thread: well below the peers' first timeout (rto_min, 200 ms).
+constexpr int kAwayMs = 50;
 
 UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
                            const std::vector<std::vector<std::byte>> &blobs)
@@ -267,6 +298,14 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
         }
         cfg_.frag_size = static_cast<u16>(*f);
     }
+    if (const char *v = std::getenv("BSP_UDP_UNREACH_MS")) {
+        const auto ms = parse_integer(v, 100, 86400000);
+        if (!ms) {
+            throw std::runtime_error(std::string("BSP_UDP_UNREACH_MS=") + v +
+                                     " is invalid (expected 100 to 86400000 milliseconds)");
+        }
+        cfg_.unreach_ns = static_cast<std::uint64_t>(*ms) * 1000000;
+    }
     cfg_.incarnation = next_incarnation();
     cfg_.max_msg = 256 << 10;
     cfg_.rcvbuf = 32 << 20;
@@ -314,6 +353,8 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
     if (wake_fd_ < 0) {
         throw std::runtime_error("eventfd: " + errno_text(errno));
     }
+    last_return_ = now();
+    background_ = std::thread([this] { answer_while_away(); });
 }
 
 UdpTransport::~UdpTransport() {
@@ -708,7 +749,7 @@ void UdpTransport::submit_backlog() {
 }
 
 void UdpTransport::send(int dst, std::vector<std::byte> message, unsigned flags) {
-    std::lock_guard lock(mu_);
+    Call call(*this);
     check_failed();
     if (dst < 0 || dst >= nprocs_ || dst == pid_) {
         throw std::logic_error("UDP transport: bad destination");
@@ -864,7 +905,7 @@ std::optional<Received> UdpTransport::receive() {
 }
 
 std::optional<Received> UdpTransport::receive_or_wake(int wake_fd, bool *woken) {
-    std::unique_lock lock(mu_);
+    Call call(*this);
     *woken = false;
     for (;;) {
         check_failed();
@@ -891,7 +932,7 @@ std::optional<Received> UdpTransport::receive_or_wake(int wake_fd, bool *woken) 
 void UdpTransport::flush_sends() {
     // Messages waiting for the engine's message window: drive the engine until the
     // acknowledgements let every one of them in (incoming ones are kept for receive()).
-    std::unique_lock lock(mu_);
+    Call call(*this);
     for (;;) {
         check_failed();
         bool empty = true;
@@ -908,18 +949,18 @@ void UdpTransport::flush_sends() {
 }
 
 void UdpTransport::barrier_completed(std::uint64_t epoch) {
-    std::lock_guard lock(mu_);
+    Call call(*this);
     bspe_superstep_done(ep_, static_cast<u32>(epoch), now());
     flush_tx();
 }
 
 void UdpTransport::streams_follow_counts(bool follow) {
-    std::lock_guard lock(mu_);
+    Call call(*this);
     bspe_set_follow(ep_, follow ? 1 : 0);
 }
 
 void UdpTransport::set_pacing_rate(std::uint64_t bytes_per_second) {
-    std::lock_guard lock(mu_);
+    Call call(*this);
     bspe_set_pacing(ep_, bytes_per_second, now());
     flush_tx();
 }
@@ -936,7 +977,7 @@ void UdpTransport::expect_barrier_message(int src) {
 // The engine takes totals of the current epoch (bspe_expect): what it delivered to our
 // queue and the messaging layer has not taken yet is not expected again.
 void UdpTransport::expect(int src, std::uint32_t total, u32 flags) {
-    std::lock_guard lock(mu_);
+    Call call(*this);
     if (src < 0 || src >= nprocs_ || src == pid_) {
         return;
     }
@@ -969,26 +1010,49 @@ void UdpTransport::print_stats() const {
 
 void UdpTransport::serve_in_background() {
     std::lock_guard lock(mu_);
-    if (background_.joinable() || !ep_) {
-        return;
-    }
-    stop_ = false;
-    background_ = std::thread([this] {
-        std::unique_lock l(mu_);
-        while (!stop_) {
-            pump(100, false);
+    serve_all_ = true;
+    away_cv_.notify_all();
+}
+
+void UdpTransport::answer_while_away() {
+    std::unique_lock l(mu_);
+    while (!stop_) {
+        const bool away = in_call_ == 0 && now() - last_return_ >= kAwayMs * 1000000ull;
+        if (!serve_all_ && !away) {
+            away_cv_.wait_for(l, std::chrono::milliseconds(kAwayMs));
+            continue;
+        }
+        try {
+            pump(serve_all_ ? 100 : kAwayMs, false);
+            if (in_call_ > 0) {
+                // A call began while we polled, and what we took in (deliveries,
+                // completions) may be what it waits for: wake its poll.
+                const std::uint64_t one = 1;
+                (void)!write(wake_fd_, &one, sizeof one);
+            }
+        } catch (const std::exception &e) {
+            if (failed_.empty()) {
+                failed_ = std::string("UDP transport: ") + e.what();
+            }
+            return;
+        }
+        if (serve_all_) {
             // Nobody reads any more: what still arrives is consumed and dropped.
             while (!ready_.empty()) {
                 bspe_rx_consumed(ep_, static_cast<u32>(ready_.front().bytes.size()), now());
                 ready_.pop_front();
             }
         }
-    });
+    }
 }
 
 void UdpTransport::shutdown() {
     if (background_.joinable()) {
-        stop_ = true;
+        {
+            std::lock_guard lock(mu_);
+            stop_ = true;
+            away_cv_.notify_all();
+        }
         const std::uint64_t one = 1;
         (void)!write(wake_fd_, &one, sizeof one);
         background_.join();

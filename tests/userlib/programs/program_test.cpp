@@ -626,6 +626,32 @@ TEST(Programs, BadUdpFragmentSizeIsAClearError) {
     }
 }
 
+// A process that computes for longer than its peers' unreach time without calling BSPlib
+// (4 s against BSP_UDP_UNREACH_MS=1000: its peer's fourth timeout, at 3 s, would fail it)
+// while process 0 sends it 256 KiB and waits in bsp_sync: the UDP transport's background
+// thread answers for it. Before, process 0's messages failed ("No route to host") and the
+// job ended.
+TEST(Programs, LongComputationDoesNotMakeTheProcessUnreachable) {
+    auto r = run("longstep", 2, {"4000"},
+                 {{"BSP_TRANSPORT", "udp"}, {"BSP_SHM", "0"}, {"BSP_UDP_UNREACH_MS", "1000"}});
+    EXPECT_EQ(r.out, "longstep ok\n");
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.exit_status, 0);
+    expect_clean(r);
+}
+
+TEST(Programs, BadUdpUnreachIsAClearError) {
+    for (const char *v : {"", "99", "86400001", "1s", " 500"}) {
+        auto r = run("allsums_v1", 2, {}, {{"BSP_TRANSPORT", "udp"}, {"BSP_UDP_UNREACH_MS", v}});
+        EXPECT_EQ(r.err, std::string("BSPlib error: bsp_begin on process 0: BSP_UDP_UNREACH_MS=") +
+                             v + " is invalid (expected 100 to 86400000 milliseconds)\n")
+            << "BSP_UDP_UNREACH_MS=" << v;
+        EXPECT_EQ(r.out, "");
+        EXPECT_NE(r.exit_status, 0);
+        expect_clean(r);
+    }
+}
+
 // BSP_UDP_AUTH (Documentation/bsplib.rst): 1 or 0, nothing else.
 TEST(Programs, BadUdpAuthIsAClearError) {
     for (const char *v : {"", "yes", "2", " 1", "0x"}) {

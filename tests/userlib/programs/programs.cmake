@@ -1,7 +1,8 @@
 # BSPlib test programs (C, linked against libbsp exactly as users link) and the driver
 # that runs them as separate processes. Included from ../userlib_tests.cmake.
 set(BSP_PROG_DIR ${CMAKE_CURRENT_LIST_DIR})
-set(BSP_TEST_PROGRAMS allsums_v1 allsums_v2 allsums_array misuse primitives compat collectives)
+set(BSP_TEST_PROGRAMS allsums_v1 allsums_v2 allsums_array misuse primitives compat collectives
+  longstep)
 foreach(p ${BSP_TEST_PROGRAMS})
   add_executable(bsptest_${p} ${BSP_PROG_DIR}/${p}.c)
   target_link_libraries(bsptest_${p} PRIVATE bsp)
