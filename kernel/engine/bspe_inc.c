@@ -218,37 +218,54 @@ void bspe_evict_free(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 }
 
 /*
+ * Starts the sending side of @ch afresh, nothing of it in flight: its
+ * sequence numbers and message numbers from zero (the @ch->mcount messages
+ * it holds, which never left, renumbered first).
+ */
+static void bspe_chan_renumber_tx(struct bspe_ep *ep, struct bspe_chan *ch,
+				  u64 now)
+{
+	u32 r, i;
+
+	for (r = 0; r < ep->cfg.nrails; r++) {
+		struct bspe_srail *sr = &ch->srail[r];
+		struct bspe_spkt *ring = sr->ring;
+		u32 cap = sr->cap;
+
+		memset(sr, 0, sizeof(*sr));
+		sr->ring = ring;
+		sr->cap = cap;
+		sr->progress = now;
+	}
+	for (i = 0; i < ch->mcount; i++)
+		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd]->msg_id = i;
+	ch->snd_msg_id = ch->mcount;
+	ch->peer_waits = 0;
+	ch->last_act = now;
+}
+
+/*
  * Starts @ch afresh in place; nothing of it is in flight: a newer
  * incarnation, both directions' sequence numbers and message numbers from
- * zero (the @ch->mcount messages it holds, which never left, renumbered
- * first), the peer's incarnation unknown, so that the peer, seeing a newer
+ * zero, the peer's incarnation unknown, so that the peer, seeing a newer
  * src_inc, starts its side afresh too. Rail states, the round-trip
  * estimate and the counters stay.
  */
 static void bspe_chan_renumber(struct bspe_ep *ep, struct bspe_chan *ch,
 			       u64 now)
 {
-	u32 r, i;
+	u32 r;
 
 	bspe_inc_bump(ep);
+	bspe_chan_renumber_tx(ep, ch, now);
 	for (r = 0; r < ep->cfg.nrails; r++) {
-		struct bspe_srail *sr = &ch->srail[r];
 		struct bspe_rrail *rr = &ch->rrail[r];
-		struct bspe_spkt *ring = sr->ring;
-		u32 cap = sr->cap;
 		u64 *bits = rr->bits;
 
-		memset(sr, 0, sizeof(*sr));
-		sr->ring = ring;
-		sr->cap = cap;
-		sr->progress = now;
 		memset(rr, 0, sizeof(*rr));
 		rr->bits = bits;
 		memset(bits, 0, (size_t)ep->rcv_words * 8);
 	}
-	for (i = 0; i < ch->mcount; i++)
-		ch->msgs[(ch->mhead + i) % ep->cfg.msg_wnd]->msg_id = i;
-	ch->snd_msg_id = ch->mcount;
 	ch->rcv_next_msg = 0;
 	ch->expect_until = 0;
 	ch->expecting = 0;
@@ -257,11 +274,10 @@ static void bspe_chan_renumber(struct bspe_ep *ep, struct bspe_chan *ch,
 	ch->data_pkts = 0;
 	ch->guess = 0;
 	memset(ch->dlv_epoch, 0, sizeof(ch->dlv_epoch));
-	ch->peer_waits = 0;
 	ch->peer_closing = 0;
 	ch->peer_inc = 0;
+	ch->peer_knows = 0;
 	ch->my_inc = ep->inc_cur;
-	ch->last_act = now;
 }
 
 /*
@@ -293,17 +309,32 @@ int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
  * rail, for unreach_ns), and every message after it with it. The peer may
  * hold fragments of them, and would hold whatever we send next behind the
  * first one for good, acknowledging it all the same: the channel restarts
- * in place (bspe_chan_renumber) once what it received whole is delivered
- * (bspe_rx_salvage). The peer learns it from our next packet, or from a
+ * in place. @ch stays where it is (a timer walk holds it).
+ *
+ * A peer that never named our incarnation (none of its packets carried
+ * it) never took anything of ours: only the sending side starts afresh,
+ * and what we receive from it goes on as it was (a newer incarnation would
+ * make us take its packets, which carry no dst_inc, as first contact on a
+ * fresh receiving side: duplicates).
+ *
+ * Otherwise the whole channel restarts (bspe_chan_renumber) once what it
+ * received whole is delivered (bspe_rx_salvage), and a tombstone keeps
+ * the peer's old incarnation out, should a late packet of it carry no
+ * dst_inc. The peer learns of the restart from our next packet, or from a
  * probe per timeout (bspe_restart_announce) until it answers on the fresh
  * channel, for unreach_ns at most; its messages in flight to us then fail
- * with -ECONNRESET there. @ch stays where it is (a timer walk holds it).
+ * with -ECONNRESET there.
  */
 void bspe_chan_restart(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
-	bspe_rx_salvage(ep, ch);
-	bspe_chan_renumber(ep, ch, now);
 	ep->st.chan_restarts++;
+	if (ch->peer_inc && !ch->peer_knows) {
+		bspe_chan_renumber_tx(ep, ch, now);
+		return;
+	}
+	bspe_rx_salvage(ep, ch);
+	bspe_tomb_add(ep, ch, now);
+	bspe_chan_renumber(ep, ch, now);
 	ch->restart_at = bspe_max64(now, 1);
 	ch->restart_tx = 0;
 	ch->restart_n = 0;

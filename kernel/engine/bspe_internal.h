@@ -250,7 +250,7 @@ struct bspe_chan {
 	u8	m0_used;		/* m0 is in msgs[] */
 	u8	s0_used;		/* s0 is in slots[] */
 	u8	restart_n;		/* announcements of the restart sent */
-	u8	pad2;
+	u8	peer_knows;		/* the peer named my_inc (dst_inc) */
 	u64	srtt;
 	u64	last_rx;		/* last DATA accepted */
 	u64	rx_gap;			/* smoothed DATA inter-arrival */

@@ -1014,6 +1014,8 @@ static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 	ch->peer_inc = k.src_inc;
 	/* the peer speaks on the fresh channel: it knows of the restart */
 	ch->restart_at = 0;
+	if (k.dst_inc)
+		ch->peer_knows = 1;
 	bspe_rtt_adopt(ep, ch);
 
 	/* The sender's own sequence state: skip what it settled. */

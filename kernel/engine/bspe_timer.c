@@ -467,10 +467,16 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		 * A timeout that runs more than rto_min late says that this
 		 * endpoint did not run (a stalled machine, a caller busy
 		 * elsewhere): the answers to its probes may be waiting,
-		 * unprocessed, behind this timer. It probes, but only a timeout
-		 * that runs in time judges the rail or the peer.
+		 * unprocessed, behind this timer, and the time without
+		 * progress counted its own absence. It probes, and the peer is
+		 * judged afresh, from now: its unanswered probes and its time
+		 * without progress start again.
 		 */
 		late = now - t > ep->cfg.rto_min_ns;
+		if (late) {
+			sr->probes = 0;
+			sr->progress = now;
+		}
 		if (!late && sr->probes >= ep->cfg.rail_fail_probes &&
 		    bspe_live_count(ch) > 1) {
 			bspe_rail_suspect(ep, ch, (u8)r, now);

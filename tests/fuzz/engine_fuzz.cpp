@@ -5,7 +5,8 @@
 //
 // Checked: no crash or sanitizer report; every message completed at most once; engine budgets
 // respected; and, unless an injected forged packet was accepted, every delivered message is
-// intact and in order.
+// intact, in order and delivered once, and one missing before the last one delivered failed
+// at its sender (a channel reset or restart dropped it).
 //
 // Bounded run (make check): build/fuzz/fuzz/engine_fuzz -max_total_time=30 -max_len=4096
 // (200000 runs take about 2 minutes on the 2-core VM and ran clean.)
@@ -110,10 +111,12 @@ void cb_chan_free(void *, void *mem, size_t) {
 const bspe_ops kOps = {cb_xmit, cb_rx,         cb_deliver,   cb_abort, cb_complete, cb_timer,
                        nullptr, cb_chan_alloc, cb_chan_free, nullptr,  nullptr};
 
+// The bytes of message k: its first 4 bytes are k, so that no two are alike (the check at
+// the end tells which messages are missing by their bytes).
 std::vector<uint8_t> pattern(uint64_t k, size_t len) {
     std::vector<uint8_t> v(len);
     for (size_t i = 0; i < len; i++)
-        v[i] = static_cast<uint8_t>(k * 131 + i * 7);
+        v[i] = i < 4 ? static_cast<uint8_t>(k >> (8 * i)) : static_cast<uint8_t>(k * 131 + i * 7);
     return v;
 }
 
@@ -167,6 +170,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint32_t epoch = 0;
     bool forged = false;
     std::vector<std::vector<uint8_t>> sent_ab;
+    std::vector<void *> sent_ck;  // the cookie of each of sent_ab
     std::vector<std::unique_ptr<int>> cookies;
     for (int steps = 0; r.n && steps < 2000; steps++) {
         uint8_t op = r.u8();
@@ -174,15 +178,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         Side &a = s[from], &b = s[1 - from];
         switch ((op >> 1) % 8) {
             case 0: {  // submit a message
-                uint16_t len = r.u16() % 3000;
+                uint16_t len = static_cast<uint16_t>(4 + r.u16() % 2996);
                 cookies.push_back(std::make_unique<int>(0));
                 void *ck = cookies.back().get();
                 a.msgs[ck] = pattern(a.serial, len);
                 int rc = bspe_send(a.ep, 0, ck, len, r.u8() & 3, now);
                 if (rc == 0) {
                     a.serial++;
-                    if (from == 0)
+                    if (from == 0) {
                         sent_ab.push_back(pattern(a.serial - 1, len));
+                        sent_ck.push_back(ck);
+                    }
                 } else {
                     a.msgs.erase(ck);
                 }
@@ -262,17 +268,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             bspe_rx_consumed(x.ep, 1u << 30, now);
         }
     }
+    // In order and at most once each, intact; a message may be missing before the last one
+    // delivered only if its sender saw it fail (a channel reset or restart dropped it): checked
+    // after bspe_fini, which fails what is left.
+    std::vector<void *> skipped;
     if (!forged) {
         if (s[1].delivered.size() > sent_ab.size())
             fail("more messages delivered than sent");
-        for (size_t i = 0; i < s[1].delivered.size(); i++)
-            if (s[1].delivered[i] != sent_ab[i])
-                fail("delivered message differs from the one sent");
+        size_t j = 0;
+        for (const auto &d : s[1].delivered) {
+            while (j < sent_ab.size() && sent_ab[j] != d)
+                skipped.push_back(sent_ck[j++]);
+            if (j == sent_ab.size())
+                fail("delivered message differs from the ones sent, or out of order");
+            j++;
+        }
     }
     for (auto &x : s)
         bspe_fini(x.ep);
     for (auto &x : s)
         if (!x.msgs.empty())
             fail("message never completed after fini");
+    for (void *ck : skipped) {
+        auto it = s[0].done.find(ck);
+        if (it == s[0].done.end() || it->second == 0)
+            fail("a message completed with status 0 was never delivered");
+    }
     return 0;
 }
