@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -354,7 +356,18 @@ UdpTransport::UdpTransport(UdpEndpoint endpoint, launch::Session &session,
         throw std::runtime_error("eventfd: " + errno_text(errno));
     }
     last_return_ = now();
-    background_ = std::thread([this] { answer_while_away(); });
+    // The program's signals go to its own threads, never to ours: it blocks all of them
+    // (the new thread inherits the mask, the caller's is restored).
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    try {
+        background_ = std::thread([this] { answer_while_away(); });
+    } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 UdpTransport::~UdpTransport() {

@@ -630,7 +630,8 @@ TEST(Programs, BadUdpFragmentSizeIsAClearError) {
 // (4 s against BSP_UDP_UNREACH_MS=1000: its peer's fourth timeout, at 3 s, would fail it)
 // while process 0 sends it 256 KiB and waits in bsp_sync: the UDP transport's background
 // thread answers for it. Before, process 0's messages failed ("No route to host") and the
-// job ended.
+// job ended. The program checks first that a signal sent to the process while its thread
+// blocks it is not taken by that background thread (it blocks every signal).
 TEST(Programs, LongComputationDoesNotMakeTheProcessUnreachable) {
     auto r = run("longstep", 2, {"4000"},
                  {{"BSP_TRANSPORT", "udp"}, {"BSP_SHM", "0"}, {"BSP_UDP_UNREACH_MS", "1000"}});
