@@ -60,7 +60,7 @@ kernel_doc_tool() {
 stage_style() {
 	local pass=0 fail=0 cp out f files
 
-	banner "style: checkpatch.pl --strict (linux-source-6.1) on kernel/"
+	banner "style: checkpatch.pl --strict (linux-source-6.1) on kernel/ and tests/vm/freeze/"
 	if cp=$(checkpatch_tool); then
 		# Paths relative to kernel/, as in the kernel tree: checkpatch applies
 		# its UAPI rules to include/uapi/ (no BIT() there, for instance).
@@ -72,6 +72,16 @@ stage_style() {
 				bad=1
 			fi
 		done
+		# The VM cases' helper module is kernel code too.
+		local helpers
+		mapfile -t helpers < <(git ls-files 'tests/vm/freeze/*.c')
+		for f in "${helpers[@]}"; do
+			if ! out=$("$cp" --strict --no-tree --quiet --show-types -f "$f" 2>&1); then
+				echo "$out"
+				bad=1
+			fi
+		done
+		files+=("${helpers[@]}")
 		if [ $bad = 0 ]; then echo "checkpatch: ${#files[@]} files clean"; pass=$((pass + 1)); else fail=$((fail + 1)); fi
 	else
 		fail=$((fail + 1))
