@@ -299,6 +299,60 @@ TEST(Endpoint, NoProgressClockRestartsAfterOwnStall) {
     EXPECT_EQ(sim.node(1).delivered.size(), 1u);
 }
 
+// The peer stalls (its timer and input wait) for longer than unreach_ns while the sender
+// runs on time: to the sender the peer is silent, and its messages fail with -EHOSTUNREACH,
+// as they must. The channel restarts; what it sends after the failure, during the stall
+// and after it, is delivered once and completes with 0 when the peer runs again, which
+// then also takes the restart's announcement behind the old incarnation's packets.
+TEST(Endpoint, PeerStalledLongerThanUnreachFailsThenRecovers) {
+    for (uint32_t rails : {1u, 2u}) {
+        SCOPED_TRACE(rails);
+        Sim sim(net(2, rails), test_cfg());  // rto_min 50 ms, 3 probes, unreach_ns 2 s
+        std::vector<uint64_t> before, after;
+        for (uint32_t i = 0; i < 8; i++)
+            before.push_back(sim.send(0, 1, Sim::pattern(0, 1, i, 65536)));
+        sim.run_until(20 * kUs);  // the first fragments are on the wire
+        sim.stall(1, 5000 * kMs);
+        sim.run_until(4500 * kMs);  // failed at the timeout of 3.15 s
+        for (uint64_t m : before) {
+            ASSERT_EQ(sim.node(0).completed.count(m), 1u);
+            EXPECT_EQ(sim.node(0).completed[m], -EHOSTUNREACH);
+        }
+        std::vector<std::vector<uint8_t>> want;
+        for (uint32_t i = 0; i < 3; i++) {
+            want.push_back(Sim::pattern(0, 1, 10 + i, 65536));
+            after.push_back(sim.send(0, 1, want.back()));
+        }
+        sim.run_until(5500 * kMs);
+        for (uint32_t i = 0; i < 3; i++) {
+            want.push_back(Sim::pattern(0, 1, 20 + i, 65536));
+            after.push_back(sim.send(0, 1, want.back()));
+        }
+        ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+        for (uint64_t m : after) {
+            ASSERT_EQ(sim.node(0).completed.count(m), 1u);
+            EXPECT_EQ(sim.node(0).completed[m], 0);
+        }
+        // The peer takes, when it runs again, what reached it whole of the failed messages
+        // (a failure says "maybe not delivered", as a TCP timeout does): a prefix of them,
+        // in order; then the later ones, in order, each once.
+        const auto &got = sim.node(1).delivered;
+        ASSERT_GE(got.size(), want.size());
+        size_t old = got.size() - want.size();
+        EXPECT_LE(old, before.size());
+        for (size_t i = 0; i < old; i++)
+            EXPECT_EQ(got[i].data, Sim::pattern(0, 1, static_cast<uint32_t>(i), 65536));
+        for (size_t i = 0; i < want.size(); i++)
+            EXPECT_EQ(got[old + i].data, want[i]);
+        printf("old %zu abandoned %llu\n", old,
+               (unsigned long long)sim.node(1).stats().msgs_abandoned);
+        EXPECT_EQ(sim.node(0).stats().msgs_failed, 8u);
+        EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
+        EXPECT_TRUE(sim.node(0).errors.empty());
+        EXPECT_TRUE(sim.node(1).errors.empty());
+    }
+}
+
 // Closing a channel completes pending messages with -ECONNRESET and aborts reassembly.
 TEST(Endpoint, CloseAbortsBothDirections) {
     Sim sim(net(2, 1), test_cfg());
