@@ -470,19 +470,20 @@ static void bspe_chan_timer(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		 * unprocessed, behind this timer, and the time without
 		 * progress counted its own absence. It probes, and the peer is
 		 * judged afresh, from now: its unanswered probes and its time
-		 * without progress start again.
+		 * without progress start again (so neither verdict below can
+		 * follow: rail_fail_probes is at least 1).
 		 */
 		late = now - t > ep->cfg.rto_min_ns;
 		if (late) {
 			sr->probes = 0;
 			sr->progress = now;
 		}
-		if (!late && sr->probes >= ep->cfg.rail_fail_probes &&
+		if (sr->probes >= ep->cfg.rail_fail_probes &&
 		    bspe_live_count(ch) > 1) {
 			bspe_rail_suspect(ep, ch, (u8)r, now);
 			continue;
 		}
-		if (!late && sr->probes >= ep->cfg.rail_fail_probes &&
+		if (sr->probes >= ep->cfg.rail_fail_probes &&
 		    now - sr->progress >= ep->cfg.unreach_ns) {
 			bspe_msg_fail_all(ep, ch, -EHOSTUNREACH);
 			bspe_chan_restart(ep, ch, now);
