@@ -245,19 +245,14 @@ static void bspe_chan_renumber_tx(struct bspe_ep *ep, struct bspe_chan *ch,
 }
 
 /*
- * Starts @ch afresh in place; nothing of it is in flight: a newer
- * incarnation, both directions' sequence numbers and message numbers from
- * zero, the peer's incarnation unknown, so that the peer, seeing a newer
- * src_inc, starts its side afresh too. Rail states, the round-trip
- * estimate and the counters stay.
+ * Starts the receiving side of @ch afresh: sequence and message numbers
+ * from zero, the peer's incarnation unknown (the caller may set it). What
+ * it held must be delivered or dropped first (bspe_rx_salvage).
  */
-static void bspe_chan_renumber(struct bspe_ep *ep, struct bspe_chan *ch,
-			       u64 now)
+static void bspe_chan_renumber_rx(struct bspe_ep *ep, struct bspe_chan *ch)
 {
 	u32 r;
 
-	bspe_inc_bump(ep);
-	bspe_chan_renumber_tx(ep, ch, now);
 	for (r = 0; r < ep->cfg.nrails; r++) {
 		struct bspe_rrail *rr = &ch->rrail[r];
 		u64 *bits = rr->bits;
@@ -277,7 +272,39 @@ static void bspe_chan_renumber(struct bspe_ep *ep, struct bspe_chan *ch,
 	ch->peer_closing = 0;
 	ch->peer_inc = 0;
 	ch->peer_knows = 0;
+}
+
+/*
+ * Starts @ch afresh in place; nothing of it is in flight: a newer
+ * incarnation, both directions' sequence numbers and message numbers from
+ * zero, the peer's incarnation unknown, so that the peer, seeing a newer
+ * src_inc, starts its side afresh too. Rail states, the round-trip
+ * estimate and the counters stay.
+ */
+static void bspe_chan_renumber(struct bspe_ep *ep, struct bspe_chan *ch,
+			       u64 now)
+{
+	bspe_inc_bump(ep);
+	bspe_chan_renumber_tx(ep, ch, now);
+	bspe_chan_renumber_rx(ep, ch);
 	ch->my_inc = ep->inc_cur;
+}
+
+/*
+ * A packet of a newer incarnation of the peer of @ch, @peer_inc, names our
+ * current one: the peer restarted only its sending side (bspe_chan_restart
+ * of a peer that had not seen us name its incarnation) and receives from
+ * us as before. Our receiving side starts afresh, once what it received
+ * whole is delivered; our sending side goes on. Resetting the whole
+ * channel would fail what we send and move our incarnation on.
+ */
+void bspe_chan_reset_rx(struct bspe_ep *ep, struct bspe_chan *ch,
+			u32 peer_inc)
+{
+	ep->st.chan_resets++;
+	bspe_rx_salvage(ep, ch);
+	bspe_chan_renumber_rx(ep, ch);
+	ch->peer_inc = peer_inc;
 }
 
 /*
@@ -312,10 +339,15 @@ int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
  * in place. @ch stays where it is (a timer walk holds it).
  *
  * A peer that never named our incarnation (none of its packets carried
- * it) never took anything of ours: only the sending side starts afresh,
- * and what we receive from it goes on as it was (a newer incarnation would
- * make us take its packets, which carry no dst_inc, as first contact on a
- * fresh receiving side: duplicates).
+ * it) may never have taken anything of ours: only the sending side starts
+ * afresh, on a newer incarnation, and what we receive from it goes on as
+ * it was (forgetting its incarnation would make us take its packets, which
+ * carry no dst_inc, as first contact on a fresh receiving side:
+ * duplicates). If it did take ours (and what it sent since was lost), it
+ * sees the newer incarnation name its current one and starts only its
+ * receiving side afresh (bspe_chan_reset_rx): our renumbered messages are
+ * new to it. On the same incarnation they would have been taken for those
+ * it had already delivered.
  *
  * Otherwise the whole channel restarts (bspe_chan_renumber) once what it
  * received whole is delivered (bspe_rx_salvage), and a tombstone keeps
@@ -329,12 +361,14 @@ void bspe_chan_restart(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
 	ep->st.chan_restarts++;
 	if (ch->peer_inc && !ch->peer_knows) {
+		bspe_inc_bump(ep);
 		bspe_chan_renumber_tx(ep, ch, now);
-		return;
+		ch->my_inc = ep->inc_cur;
+	} else {
+		bspe_rx_salvage(ep, ch);
+		bspe_tomb_add(ep, ch, now);
+		bspe_chan_renumber(ep, ch, now);
 	}
-	bspe_rx_salvage(ep, ch);
-	bspe_tomb_add(ep, ch, now);
-	bspe_chan_renumber(ep, ch, now);
 	ch->restart_at = bspe_max64(now, 1);
 	ch->restart_tx = 0;
 	ch->restart_n = 0;

@@ -475,6 +475,8 @@ void bspe_evict_scan(struct bspe_ep *ep, u64 now);
 void bspe_evict_free(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_chan_restart(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
+void bspe_chan_reset_rx(struct bspe_ep *ep, struct bspe_chan *ch,
+			u32 peer_inc);
 u64 bspe_restart_due(const struct bspe_ep *ep, const struct bspe_chan *ch);
 void bspe_restart_announce(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);
 void bspe_evict_send(struct bspe_ep *ep, struct bspe_chan *ch, u64 now);

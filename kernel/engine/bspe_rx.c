@@ -1004,6 +1004,8 @@ static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 		 */
 		if (ch->evicting)
 			c = bspe_evict_renew(ep, ch, now);
+		else if (k.dst_inc)	/* it restarted its sending side only */
+			bspe_chan_reset_rx(ep, ch, k.src_inc);
 		else
 			c = bspe_chan_reset(ep, ch, k.src_inc, now);
 		if (c < 0)

@@ -237,6 +237,55 @@ TEST(Endpoint, RestartKeepsTheReceivingSideOfAPeerThatNeverNamedUs) {
     EXPECT_EQ(sim.node(0).stats().chan_resets + sim.node(1).stats().chan_resets, 0u);
 }
 
+// The other side of that case: node 1 took node 0's packets (it knows node 0's incarnation)
+// but everything it sent afterwards was lost, so node 0 never saw it name its incarnation.
+// Node 0's message fails, and node 0 restarts only its sending side, on a newer incarnation;
+// node 1 sees it name node 1's current incarnation and starts only its receiving side afresh
+// (the message it took stays delivered). Both keep the other direction as it was: node 1's
+// next message is delivered too. Before, the sending side restarted on the same
+// incarnation, its next message took message number 0 again, and node 1 refused it as the
+// one it had delivered until it failed.
+TEST(Endpoint, SendingSideRestartIsSeenByAPeerThatKnowsUs) {
+    bspe_cfg c = test_cfg();
+    c.unreach_ns = 500 * kMs;
+    Sim sim(net(2, 1), c);
+    bool healed = false;
+    sim.drop_filter = [&](const WirePkt &w) {
+        return !healed && w.src == 1 && !sim.node(0).delivered.empty();
+    };
+    std::vector<uint8_t> m1 = Sim::pattern(1, 0, 0, 2500), ma = Sim::pattern(0, 1, 0, 3000);
+    uint64_t b = sim.send(1, 0, m1);
+    sim.run_until(10 * kMs);
+    ASSERT_EQ(sim.node(0).delivered.size(), 1u);
+    EXPECT_EQ(sim.node(1).completed[b], 0);
+    uint64_t a = sim.send(0, 1, ma);
+    sim.run_until(2000 * kMs);
+    EXPECT_EQ(sim.node(0).completed[a], -EHOSTUNREACH);
+    EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
+    ASSERT_EQ(sim.node(1).delivered.size(), 1u);  // it did arrive: a failure says "maybe"
+    healed = true;
+    std::vector<uint8_t> a2 = Sim::pattern(0, 1, 1, 1500), b2 = Sim::pattern(1, 0, 1, 700);
+    uint64_t x = sim.send(0, 1, a2);
+    sim.run_until(sim.now() + 10 * kMs);
+    uint64_t y = sim.send(1, 0, b2);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+    EXPECT_EQ(sim.node(0).completed[x], 0);
+    EXPECT_EQ(sim.node(1).completed[y], 0);
+    ASSERT_EQ(sim.node(1).delivered.size(), 2u);
+    EXPECT_EQ(sim.node(1).delivered[0].data, ma);
+    EXPECT_EQ(sim.node(1).delivered[1].data, a2);
+    ASSERT_EQ(sim.node(0).delivered.size(), 2u);
+    EXPECT_EQ(sim.node(0).delivered[0].data, m1);
+    EXPECT_EQ(sim.node(0).delivered[1].data, b2);
+    EXPECT_EQ(sim.node(0).stats().msgs_failed, 1u);
+    EXPECT_EQ(sim.node(1).stats().msgs_failed, 0u);
+    EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
+    EXPECT_EQ(sim.node(1).stats().chan_resets, 1u);  // its receiving side, once
+    EXPECT_EQ(sim.node(0).stats().chan_resets, 0u);
+    EXPECT_TRUE(sim.node(0).errors.empty());
+    EXPECT_TRUE(sim.node(1).errors.empty());
+}
+
 // A machine that stops running for longer than unreach_ns (both nodes stalled: a real-time
 // hog, a suspended VM) must not take its own stall for its peer's silence. The sender had
 // probed three times in vain (the answers lost) when the stall began; when it runs again, its
