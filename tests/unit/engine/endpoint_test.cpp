@@ -107,8 +107,7 @@ TEST(Endpoint, MessageAfterAFailureIsDelivered) {
     ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
     ASSERT_EQ(sim.node(0).completed.count(b), 1u);
     EXPECT_EQ(sim.node(0).completed[b], 0);
-    ASSERT_EQ(sim.node(1).delivered.size(), 1u);
-    EXPECT_EQ(sim.node(1).delivered[0].data, want);
+    expect_delivered(sim.node(1), {want});
     EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
     EXPECT_EQ(sim.node(0).stats().msgs_failed, 1u);
     EXPECT_TRUE(sim.node(0).errors.empty());
@@ -138,9 +137,7 @@ TEST(Endpoint, RestartDeliversWhatArrivedWholeBehindTheFailedMessage) {
     EXPECT_TRUE(sim.node(1).delivered.empty());
     ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
     EXPECT_EQ(sim.node(0).completed[a], -EHOSTUNREACH);
-    ASSERT_EQ(sim.node(1).delivered.size(), 2u);
-    EXPECT_EQ(sim.node(1).delivered[0].data, mb);
-    EXPECT_EQ(sim.node(1).delivered[1].data, mc);
+    expect_delivered(sim.node(1), {mb, mc});
     EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
     EXPECT_EQ(sim.node(1).stats().chan_resets, 1u);
     EXPECT_EQ(sim.node(1).stats().msgs_abandoned, 1u);
@@ -149,8 +146,7 @@ TEST(Endpoint, RestartDeliversWhatArrivedWholeBehindTheFailedMessage) {
     uint64_t d = sim.send(0, 1, md);
     ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
     EXPECT_EQ(sim.node(0).completed[d], 0);
-    ASSERT_EQ(sim.node(1).delivered.size(), 3u);
-    EXPECT_EQ(sim.node(1).delivered[2].data, md);
+    expect_delivered(sim.node(1), {mb, mc, md});
     EXPECT_EQ(sim.node(1).stats().chan_resets, 1u);
     EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
     EXPECT_TRUE(sim.node(0).errors.empty());
@@ -185,12 +181,8 @@ TEST(Endpoint, OneWayCutFailsBothSidesAndBothRecover) {
     ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
     EXPECT_EQ(sim.node(0).completed[x], 0);
     EXPECT_EQ(sim.node(1).completed[y], 0);
-    ASSERT_EQ(sim.node(1).delivered.size(), 1u);
-    EXPECT_EQ(sim.node(1).delivered[0].data, a2);
-    ASSERT_EQ(sim.node(0).delivered.size(), 3u);
-    EXPECT_EQ(sim.node(0).delivered[0].data, b1);
-    EXPECT_EQ(sim.node(0).delivered[1].data, b2);
-    EXPECT_EQ(sim.node(0).delivered[2].data, b3);
+    expect_delivered(sim.node(1), {a2});
+    expect_delivered(sim.node(0), {b1, b2, b3});
     EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
     EXPECT_EQ(sim.node(1).stats().chan_restarts, 1u);
     EXPECT_EQ(sim.node(0).stats().chan_resets, 1u);  // on node 1's newer incarnation
@@ -228,11 +220,8 @@ TEST(Endpoint, RestartKeepsTheReceivingSideOfAPeerThatNeverNamedUs) {
     EXPECT_EQ(sim.node(1).completed[b], 0);
     EXPECT_EQ(sim.node(0).completed[x], 0);
     EXPECT_EQ(sim.node(1).completed[y], 0);
-    ASSERT_EQ(sim.node(0).delivered.size(), 2u);
-    EXPECT_EQ(sim.node(0).delivered[0].data, m1);
-    EXPECT_EQ(sim.node(0).delivered[1].data, b2);
-    ASSERT_EQ(sim.node(1).delivered.size(), 1u);
-    EXPECT_EQ(sim.node(1).delivered[0].data, a2);
+    expect_delivered(sim.node(0), {m1, b2});
+    expect_delivered(sim.node(1), {a2});
     EXPECT_EQ(sim.node(1).stats().msgs_failed, 0u);
     EXPECT_EQ(sim.node(0).stats().chan_resets + sim.node(1).stats().chan_resets, 0u);
 }
@@ -271,12 +260,8 @@ TEST(Endpoint, SendingSideRestartIsSeenByAPeerThatKnowsUs) {
     ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
     EXPECT_EQ(sim.node(0).completed[x], 0);
     EXPECT_EQ(sim.node(1).completed[y], 0);
-    ASSERT_EQ(sim.node(1).delivered.size(), 2u);
-    EXPECT_EQ(sim.node(1).delivered[0].data, ma);
-    EXPECT_EQ(sim.node(1).delivered[1].data, a2);
-    ASSERT_EQ(sim.node(0).delivered.size(), 2u);
-    EXPECT_EQ(sim.node(0).delivered[0].data, m1);
-    EXPECT_EQ(sim.node(0).delivered[1].data, b2);
+    expect_delivered(sim.node(1), {ma, a2});
+    expect_delivered(sim.node(0), {m1, b2});
     EXPECT_EQ(sim.node(0).stats().msgs_failed, 1u);
     EXPECT_EQ(sim.node(1).stats().msgs_failed, 0u);
     EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);

@@ -54,4 +54,11 @@ inline bspsim::NetCfg net(int nodes, int rails, uint64_t seed = 1) {
     return n;
 }
 
+// Node @n delivered exactly the messages @want, in this order, each once.
+inline void expect_delivered(const bspsim::Node &n, const std::vector<std::vector<uint8_t>> &want) {
+    ASSERT_EQ(n.delivered.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+        EXPECT_EQ(n.delivered[i].data, want[i]) << "message " << i;
+}
+
 }  // namespace enginetest
