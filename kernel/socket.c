@@ -564,7 +564,7 @@ int bsp_socket_register(void)
 	BUILD_BUG_ON(sizeof(struct bsp_diag_req) != 20);
 	BUILD_BUG_ON(sizeof(struct bsp_diag_msg) != 28);
 	BUILD_BUG_ON(sizeof(struct bsp_diag_superstep) != 16);
-	BUILD_BUG_ON(sizeof(struct bsp_proto_stats) != 520);
+	BUILD_BUG_ON(sizeof(struct bsp_proto_stats) != 528);
 
 	bsp_family_ops.family = bsp_family;
 

@@ -1711,6 +1711,7 @@ void bsp_transport_proto_stats(struct bsp_sock *bs,
 	st->evicts_gone = s->evicts_gone;
 	st->chan_restarts = s->chan_restarts;
 	st->msgs_abandoned = s->msgs_abandoned;
+	st->chan_resets = s->chan_resets;
 }
 
 /* ---- rail side ---- */

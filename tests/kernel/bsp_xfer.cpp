@@ -109,10 +109,10 @@ void print_stats(int fd, const char *who) {
             std::printf("%s drop %u: %llu\n", who, i, (unsigned long long)ps.drops[i]);
     std::printf(
         "%s engine: timeouts %llu probes_tx %llu msgs_failed %llu chan_restarts %llu "
-        "msgs_abandoned %llu\n",
+        "msgs_abandoned %llu chan_resets %llu\n",
         who, (unsigned long long)ps.timeouts, (unsigned long long)ps.probes_tx,
         (unsigned long long)ps.msgs_failed, (unsigned long long)ps.chan_restarts,
-        (unsigned long long)ps.msgs_abandoned);
+        (unsigned long long)ps.msgs_abandoned, (unsigned long long)ps.chan_resets);
 }
 
 // BSP_PROTO_STATS agrees with BSP_SOCK_STATS and with what was received, and a short buffer

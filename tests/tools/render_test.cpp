@@ -53,13 +53,12 @@ TEST(Render, Info) {
               "ackreq_tx:0 acked_piggy:0 acked_implicit:0 prods_tx:0 prods_rx:0 prods_early:0 "
               "probes_tx:0 timeouts:0 rail_down:1 rail_up:0 msgs_tx:0 msgs_rx:0 msgs_failed:0 "
               "chan_closes:0 srtt_max_ns:0 chans_evicted:0 evicts_tx:0 evicts_kept:0 "
-              "evicts_gone:0 chan_restarts:0 msgs_abandoned:0 drop_dup:2\n"
+              "evicts_gone:0 chan_restarts:0 msgs_abandoned:0 chan_resets:0 drop_dup:2\n"
               "0      0      7:*             *:*            1002\n");
     std::string j = bsp_ss::render_json(socks, o);
     EXPECT_NE(j.find("\"info\": {\"data_tx\": 40, "), std::string::npos) << j;
     EXPECT_NE(j.find("\"retx_failover\": 3, "), std::string::npos) << j;
-    EXPECT_NE(j.find("\"msgs_abandoned\": 0, \"drops\": {\"truncated\": 0, "), std::string::npos)
-        << j;
+    EXPECT_NE(j.find("\"chan_resets\": 0, \"drops\": {\"truncated\": 0, "), std::string::npos) << j;
     EXPECT_NE(j.find("\"dup\": 2, \"auth\": 0, \"stale\": 0}}}"), std::string::npos) << j;
     // without -i nothing of it
     o.info = false;

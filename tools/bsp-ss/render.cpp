@@ -74,6 +74,7 @@ constexpr ProtoField kProto[] = {
     {"evicts_gone", &bsp_proto_stats::evicts_gone},
     {"chan_restarts", &bsp_proto_stats::chan_restarts},
     {"msgs_abandoned", &bsp_proto_stats::msgs_abandoned},
+    {"chan_resets", &bsp_proto_stats::chan_resets},
 };
 
 // Names of enum bsp_proto_drop, in its order (the drops[] slots bsp-ss -i shows).

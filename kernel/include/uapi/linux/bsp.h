@@ -227,6 +227,7 @@ struct bsp_proto_stats {
 	__u64	evicts_gone;	/* answers for channels no longer held */
 	__u64	chan_restarts;	/* channels restarted after a message failed */
 	__u64	msgs_abandoned;	/* partly received messages a reset dropped */
+	__u64	chan_resets;	/* channels reset: the peer's channel is newer */
 };
 
 /* ---- control messages at level SOL_BSP ---- */
