@@ -347,7 +347,10 @@ int bspe_evict_renew(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
  * sees the newer incarnation name its current one and starts only its
  * receiving side afresh (bspe_chan_reset_rx): our renumbered messages are
  * new to it. On the same incarnation they would have been taken for those
- * it had already delivered.
+ * it had already delivered. Until it names the new incarnation, its
+ * packets naming the previous one (prev_inc) are taken for our receiving
+ * side, their acknowledgment fields (about the old numbering) ignored:
+ * "gone" answers would have reset its channel and then ours.
  *
  * Otherwise the whole channel restarts (bspe_chan_renumber) once what it
  * received whole is delivered (bspe_rx_salvage), and a tombstone keeps
@@ -361,6 +364,8 @@ void bspe_chan_restart(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 {
 	ep->st.chan_restarts++;
 	if (ch->peer_inc && !ch->peer_knows) {
+		if (!ch->prev_inc)
+			ch->prev_inc = ch->my_inc;
 		bspe_inc_bump(ep);
 		bspe_chan_renumber_tx(ep, ch, now);
 		ch->my_inc = ep->inc_cur;
@@ -368,6 +373,7 @@ void bspe_chan_restart(struct bspe_ep *ep, struct bspe_chan *ch, u64 now)
 		bspe_rx_salvage(ep, ch);
 		bspe_tomb_add(ep, ch, now);
 		bspe_chan_renumber(ep, ch, now);
+		ch->prev_inc = 0;
 	}
 	ch->restart_at = bspe_max64(now, 1);
 	ch->restart_tx = 0;

@@ -297,6 +297,12 @@ struct bspe_chan {
 	 */
 	u32	peer_waits;
 	u32	my_inc;			/* this channel's incarnation (src_inc) */
+	/*
+	 * my_inc before the sending side alone restarted, until the peer
+	 * names the new one (0: none): its packets naming it are for our
+	 * receiving side, which goes on (bspe_chan_restart).
+	 */
+	u32	prev_inc;
 	u32	evict_nonce;		/* current (or last) eviction attempt */
 	u32	evict_refused;		/* attempt of the peer we refused (KEEP) */
 	u32	data_epoch;		/* epoch + 1 of the last non-SYNC DATA */

@@ -848,7 +848,8 @@ static int bspe_check_inc(const struct bspe_ep *ep, int c,
 	 * For a channel we no longer hold (evicted, closed, or of an earlier
 	 * endpoint on our port): every channel we open is newer.
 	 */
-	*gone = k->dst_inc && (c < 0 || k->dst_inc != ep->tab[c]->my_inc);
+	*gone = k->dst_inc && (c < 0 || (k->dst_inc != ep->tab[c]->my_inc &&
+					  k->dst_inc != ep->tab[c]->prev_inc));
 	if (*gone)
 		return BSPE_DROP_STALE;
 	if (known) {
@@ -935,7 +936,7 @@ static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 	struct bspe_chan *ch;
 	struct bspe_hdr h;
 	struct bspe_pkt k;
-	int why, c, reset, gone, ret = 0;
+	int why, c, reset, gone, old, ret = 0;
 
 	/* 1. Structure: nothing else is looked at before the MAC. */
 	if (len < BSPE_HDR_LEN)
@@ -1014,21 +1015,30 @@ static int bspe_rx_ext_in(struct bspe_ep *ep, u8 rail, const void *pkt, u32 len,
 		ep->rx_hint = (u32)c;
 	}
 	ch->peer_inc = k.src_inc;
-	/* the peer speaks on the fresh channel: it knows of the restart */
-	ch->restart_at = 0;
-	if (k.dst_inc)
+	/*
+	 * A packet naming our incarnation before the sending side restarted
+	 * (prev_inc) is for the receiving side; the restart is still news to
+	 * the peer. Any other speaks on the fresh channel.
+	 */
+	old = ch->prev_inc && k.dst_inc == ch->prev_inc;
+	if (!old)
+		ch->restart_at = 0;
+	if (k.dst_inc && !old) {
 		ch->peer_knows = 1;
+		ch->prev_inc = 0;
+	}
 	bspe_rtt_adopt(ep, ch);
 
 	/* The sender's own sequence state: skip what it settled. */
 	ch->rrail[k.rail].synced = 1;
 	bspe_rcv_skip(ep, &ch->rrail[k.rail], k.base);
 	/*
-	 * Ack fields of a sender that has not heard from us (dst_inc 0)
-	 * cannot be about us: ignored. A prod of such a sender is answered,
-	 * which tells it our incarnation.
+	 * Ack fields of a sender that has not heard from us (dst_inc 0), or
+	 * only of our sending side before it restarted, cannot be about what
+	 * we send now: ignored. A prod of such a sender is answered, which
+	 * tells it our incarnation.
 	 */
-	if (k.dst_inc)
+	if (k.dst_inc && !old)
 		bspe_rx_acks(ep, ch, &k, now);
 	else if (k.type == BSPE_T_PROD)
 		ch->rrail[k.rail].reply_now |= BSPE_REPLY_DUE;

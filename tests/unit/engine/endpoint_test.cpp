@@ -271,6 +271,53 @@ TEST(Endpoint, SendingSideRestartIsSeenByAPeerThatKnowsUs) {
     EXPECT_TRUE(sim.node(1).errors.empty());
 }
 
+// The same, but node 1 also has a message of its own to node 0 out while its packets are
+// lost, and node 0's announcements of its restart are lost too. Node 1 (patient: 20 s)
+// probes node 0 once the link heals, naming node 0's incarnation before the restart. Node 0
+// takes those packets for its receiving side, which goes on (their acknowledgement fields,
+// about its old numbering, ignored), and answers them from its new incarnation, which makes
+// node 1 reset only its receiving side. Before, node 0 answered "gone": node 1 reset its
+// channel (its message failed with -ECONNRESET), and node 1's next packets, no longer
+// naming node 0, reset node 0's in turn (node 0's next message failed with -ECONNRESET).
+TEST(Endpoint, PeerStillNamingTheIncarnationBeforeASendingSideRestartIsHeard) {
+    bspe_cfg c = test_cfg();
+    c.unreach_ns = 500 * kMs;
+    Sim sim(net(2, 1), c);
+    sim.node(1).ep()->cfg.unreach_ns = 20000 * kMs;
+    bool healed = false;
+    sim.drop_filter = [&](const WirePkt &w) {
+        return !healed && ((w.src == 1 && !sim.node(0).delivered.empty()) ||
+                           (w.src == 0 && sim.node(0).stats().chan_restarts > 0));
+    };
+    std::vector<uint8_t> m1 = Sim::pattern(1, 0, 0, 2500), ma = Sim::pattern(0, 1, 0, 3000);
+    std::vector<uint8_t> m2 = Sim::pattern(1, 0, 1, 2000);
+    uint64_t b = sim.send(1, 0, m1);
+    sim.run_until(10 * kMs);
+    ASSERT_EQ(sim.node(0).delivered.size(), 1u);
+    uint64_t a = sim.send(0, 1, ma);
+    uint64_t b2 = sim.send(1, 0, m2);  // lost with everything node 1 sends
+    sim.run_until(2000 * kMs);
+    EXPECT_EQ(sim.node(0).completed[a], -EHOSTUNREACH);
+    EXPECT_EQ(sim.node(0).stats().chan_restarts, 1u);
+    EXPECT_EQ(sim.node(1).completed.count(b2), 0u);
+    healed = true;
+    std::vector<uint8_t> a2 = Sim::pattern(0, 1, 1, 1500);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));  // node 1 probes first
+    uint64_t x = sim.send(0, 1, a2);
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+    EXPECT_EQ(sim.node(1).completed[b], 0);
+    EXPECT_EQ(sim.node(1).completed[b2], 0);
+    EXPECT_EQ(sim.node(0).completed[x], 0);
+    expect_delivered(sim.node(0), {m1, m2});
+    expect_delivered(sim.node(1), {ma, a2});
+    EXPECT_EQ(sim.node(0).stats().msgs_failed, 1u);
+    EXPECT_EQ(sim.node(1).stats().msgs_failed, 0u);
+    EXPECT_EQ(sim.node(0).stats().chan_resets, 0u);
+    EXPECT_EQ(sim.node(1).stats().chan_resets, 1u);  // its receiving side, once
+    EXPECT_TRUE(sim.node(0).errors.empty());
+    EXPECT_TRUE(sim.node(1).errors.empty());
+}
+
 // A machine that stops running for longer than unreach_ns (both nodes stalled: a real-time
 // hog, a suspended VM) must not take its own stall for its peer's silence. The sender had
 // probed three times in vain (the answers lost) when the stall began; when it runs again, its
