@@ -261,9 +261,14 @@ int bspe_emit_retx(struct bspe_ep *ep, struct bspe_chan *ch, u8 rail,
 	 * The end of a hole in a stream that asked for acknowledgments
 	 * (window rule), with nothing more queued for the rail (no fragment
 	 * bspe_pick_frag() would find): no later packet will ask, so the
-	 * resend does.
+	 * resend does. So does the last resend drawn by the answer to a
+	 * timeout probe: the timeouts have backed off, and after a long
+	 * outage the acknowledgment would wait seconds for the next one,
+	 * which could fail the message (unreach_ns without progress) after
+	 * it arrived.
 	 */
-	if (last && sr->wndreq_on && !bspe_has_frag(ep, ch, rail))
+	if (last && ((sr->wndreq_on && !bspe_has_frag(ep, ch, rail)) ||
+		     cause == BSPE_CAUSE_TIMEOUT))
 		flags |= BSPE_F_WNDREQ;
 	if (cause == BSPE_CAUSE_HOLE)
 		st->retx_hole++;

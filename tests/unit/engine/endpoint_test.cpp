@@ -318,6 +318,34 @@ TEST(Endpoint, PeerStillNamingTheIncarnationBeforeASendingSideRestartIsHeard) {
     EXPECT_TRUE(sim.node(1).errors.empty());
 }
 
+// A link that carries nothing for 2 s, then heals: the sender's timeouts have backed off (at
+// 50, 150, 350, 750 and 1550 ms, then 3150 ms). The answer to the 3150 ms probe draws the
+// resends, which arrive; the last asks for an answer at once, and the message completes with
+// status 0 a round trip later. Before, nothing asked: the acknowledgment waited for the next
+// timeout, at 6350 ms, which found 6.35 s without progress and failed the message with
+// -EHOSTUNREACH (unreach_ns 5 s), although it had been delivered 3 s earlier.
+TEST(Endpoint, ResendAfterALongOutageIsAcknowledgedAtOnce) {
+    bspe_cfg c = test_cfg();
+    c.unreach_ns = 5000 * kMs;
+    Sim sim(net(2, 1), c);
+    bool cut = true;
+    sim.drop_filter = [&](const WirePkt &) { return cut; };
+    std::vector<uint8_t> m = Sim::pattern(0, 1, 0, 3000);
+    uint64_t a = sim.send(0, 1, m);
+    uint64_t t_done = 0;
+    sim.node(0).on_complete = [&](Node &, uint64_t, int) { t_done = sim.now(); };
+    sim.run_until(2000 * kMs);
+    cut = false;
+    ASSERT_TRUE(sim.run_until_idle(sim.now() + 100000 * kMs));
+    ASSERT_EQ(sim.node(0).completed.count(a), 1u);
+    EXPECT_EQ(sim.node(0).completed[a], 0);
+    expect_delivered(sim.node(1), {m});
+    EXPECT_GT(t_done, 3150 * kMs);
+    EXPECT_LT(t_done, 3160 * kMs);
+    EXPECT_EQ(sim.node(0).stats().msgs_failed, 0u);
+    EXPECT_EQ(sim.node(0).stats().retx_timeout, 3u);  // the three fragments, once each
+}
+
 // A machine that stops running for longer than unreach_ns (both nodes stalled: a real-time
 // hog, a suspended VM) must not take its own stall for its peer's silence. The sender had
 // probed three times in vain (the answers lost) when the stall began; when it runs again, its
