@@ -118,26 +118,30 @@ done
 log "3 stalls of 3 s with idle nodes: no peer rail timed out"
 
 # ---- transfers across stalls: nothing fails, everything arrives.
-# The rails into n2 are held to 8 Mbit/s each, so the 7.5 MiB take some 4 s
-# of sending and are still under way when the second stall begins.
+# The rails into n2 are held to 8 Mbit/s each (2 MB/s into n2), so the
+# transfer is still under way when the second stall begins: 7.5 MiB take
+# some 4 s of sending besides the first freeze; 15 MiB take 7.5 s, of which
+# the first starvation moves 4 MiB (n2's receive buffer).
 modprobe sch_tbf || fail "modprobe sch_tbf"
 for r in 0 1; do
 	tc qdisc add dev "n2r$r" root tbf rate 8mbit burst 32kb latency 500ms ||
 		fail "tbf on n2r$r"
 done
 
-# across STALL PORT: n0 and n1 send 60 x 64 KiB each to n2:PORT; STALL
-# (stall or starve) takes 3 s twice while they do.
+# across STALL PORT MSGS: n0 and n1 send MSGS x 64 KiB each to n2:PORT;
+# STALL (stall or starve) takes 3 s twice while they do. A freeze stops the
+# transfer, a starvation does not (softirqs move the data until n2's
+# receive buffer is full): it needs more messages to last into the second.
 across()
 {
 	local rpid s0 s1 rc p s n
 
-	ip netns exec n2 "$XFER" recv "$2" 2 60 fixed:65536 >"$tmp/r" 2>&1 &
+	ip netns exec n2 "$XFER" recv "$2" 2 "$3" fixed:65536 >"$tmp/r" 2>&1 &
 	rpid=$!
 	bsp_wait_bound n2 "$2"
-	ip netns exec n0 "$XFER" send 3 "$2" 60 fixed:65536 >"$tmp/s0" 2>&1 &
+	ip netns exec n0 "$XFER" send 3 "$2" "$3" fixed:65536 >"$tmp/s0" 2>&1 &
 	s0=$!
-	ip netns exec n1 "$XFER" send 3 "$2" 60 fixed:65536 >"$tmp/s1" 2>&1 &
+	ip netns exec n1 "$XFER" send 3 "$2" "$3" fixed:65536 >"$tmp/s1" 2>&1 &
 	s1=$!
 	sleep 0.5
 	"$1" 3
@@ -159,17 +163,18 @@ across()
 		dmesg | grep -E "af_bsp|rail|restarted|node [0-9]" | grep -v "ignored hello" | tail -n 20
 		fail "$1: the transfer across stalls failed"
 	fi
-	grep -q "recv ok 120 7864320" "$tmp/r" || fail "$1: not all 2 x 60 messages arrived"
+	grep -q "recv ok $((2 * $3)) $((2 * $3 * 65536))" "$tmp/r" ||
+		fail "$1: not all 2 x $3 messages arrived"
 	for s in s0 s1; do
 		grep -q "tx_errors 0 " "$tmp/$s" || fail "$1: $s: a message failed across the stalls"
 	done
 	n=$(timeouts)
 	[ "$n" = 0 ] || fail "$1: the transfer across 2 stalls: $n peer rails declared dead"
 }
-across stall 7400
+across stall 7400 60
 log "2 x 60 x 64 KiB across 2 freezes of 3 s: intact, no failure, no peer rail timed out"
-across starve 7401
-log "2 x 60 x 64 KiB across 2 starvations of user space of 3 s: intact, no failure, no peer rail timed out"
+across starve 7401 120
+log "2 x 120 x 64 KiB across 2 starvations of user space of 3 s: intact, no failure, no peer rail timed out"
 for r in 0 1; do
 	tc qdisc del dev "n2r$r" root
 done
